@@ -1,0 +1,149 @@
+//! The proving backend: everything after the witness, behind one trait.
+//!
+//! [`CpuBackend`] is the reference implementation. Any other backend (GPU, batched, PCE-fed)
+//! must produce the same proof bytes for the same key, witness and randomness; the harness in
+//! [`crate::conformance`] checks exactly that.
+
+use ff::Field;
+use group::{prime::PrimeCurveAffine, Curve};
+use rayon::prelude::*;
+
+use crate::assignment::Witness;
+use crate::domain::{Coefficients, Domain};
+use crate::params::ProvingKey;
+use crate::{msm, Fr, G1Projective, G2Projective, Proof, ProverError};
+
+/// The blinding factors `r` and `s` of one proof.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Randomness {
+    pub r: Fr,
+    pub s: Fr,
+}
+
+impl Randomness {
+    pub fn random(rng: &mut impl rand_core::RngCore) -> Self {
+        Randomness {
+            r: Fr::random(&mut *rng),
+            s: Fr::random(&mut *rng),
+        }
+    }
+}
+
+/// Turns witnesses into proofs under one proving key.
+pub trait Backend: Send + Sync {
+    /// A short name for logs and errors.
+    fn name(&self) -> &'static str;
+
+    /// Proves every witness (all of the circuit `pk` was made for) with its randomness.
+    fn prove(&self, pk: &ProvingKey, witnesses: &[Witness], randomness: &[Randomness]) -> Result<Vec<Proof>, ProverError>;
+}
+
+/// The reference backend: NTTs and MSMs on the CPU with rayon and blst.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuBackend;
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn prove(&self, pk: &ProvingKey, witnesses: &[Witness], randomness: &[Randomness]) -> Result<Vec<Proof>, ProverError> {
+        if witnesses.len() != randomness.len() {
+            return Err(ProverError::BatchShape {
+                witnesses: witnesses.len(),
+                randomness: randomness.len(),
+            });
+        }
+        // Each proof already uses every core inside its NTTs and MSMs.
+        witnesses
+            .iter()
+            .zip(randomness)
+            .map(|(w, rs)| prove_one(pk, w, rs))
+            .collect()
+    }
+}
+
+/// Coefficients of `h = (a·b − c) / Z`, computed on the coset where `Z` is a constant.
+pub fn quotient(a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Domain, Coefficients), ProverError> {
+    let domain = Domain::for_size(a.len())?;
+    let coset = |v: &[Fr]| -> Result<_, ProverError> {
+        let e = domain.evaluations(v.to_vec())?;
+        Ok(domain.coset_fft(domain.ifft(e)))
+    };
+    let (ra, (rb, rc)) = rayon::join(|| coset(a), || rayon::join(|| coset(b), || coset(c)));
+    let (mut a, b, c) = (ra?, rb?, rc?);
+    let z_inv = domain.vanishing_on_coset().invert().unwrap();
+    a.as_mut_slice()
+        .par_iter_mut()
+        .zip(b.as_slice().par_iter())
+        .zip(c.as_slice().par_iter())
+        .for_each(|((a, b), c)| *a = (*a * b - c) * z_inv);
+    let h = domain.icoset_fft(a);
+    Ok((domain, h))
+}
+
+fn expect(section: &'static str, expected: usize, got: usize) -> Result<(), ProverError> {
+    if expected != got {
+        return Err(ProverError::ParamsMismatch { section, expected, got });
+    }
+    Ok(())
+}
+
+/// Checks that the key's sections have the lengths this witness implies.
+pub fn check_shape(pk: &ProvingKey, w: &Witness) -> Result<(), ProverError> {
+    let [h, l, a, b_g1, b_g2] = pk.lengths();
+    let d = &w.density;
+    let n = Domain::for_size(w.a.len())?.size();
+    expect("h", n - 1, h)?;
+    expect("l", w.aux.len(), l)?;
+    expect("vk.ic", w.input.len(), pk.vk.ic.len())?;
+    expect("a", w.input.len() + d.a_aux.count(), a)?;
+    expect("b_g1", d.b_input.count() + d.b_aux.count(), b_g1)?;
+    expect("b_g2", d.b_input.count() + d.b_aux.count(), b_g2)?;
+    expect("density.a_aux", w.aux.len(), d.a_aux.len())?;
+    expect("density.b_aux", w.aux.len(), d.b_aux.len())?;
+    expect("density.b_input", w.input.len(), d.b_input.len())?;
+    expect("witness.b", w.a.len(), w.b.len())?;
+    expect("witness.c", w.a.len(), w.c.len())
+}
+
+fn prove_one(pk: &ProvingKey, w: &Witness, rs: &Randomness) -> Result<Proof, ProverError> {
+    check_shape(pk, w)?;
+    let d = &w.density;
+    let (_, h) = quotient(&w.a, &w.b, &w.c)?;
+    let h = &h.as_slice()[..h.len() - 1];
+
+    let a_aux = d.a_aux.select(&w.aux);
+    let b_scalars: Vec<Fr> = d.b_input.select(&w.input).into_iter().chain(d.b_aux.select(&w.aux)).collect();
+
+    let (h_acc, l_acc) = (msm::g1(pk.h()?, h), msm::g1(pk.l()?, &w.aux));
+    let a_points = pk.a()?;
+    let (a_in, a_rest) = a_points.split_at(w.input.len());
+    let a_acc = msm::g1(a_in, &w.input) + msm::g1(a_rest, &a_aux);
+    let b1_acc = msm::g1(pk.b_g1()?, &b_scalars);
+    let b2_acc = msm::g2(pk.b_g2()?, &b_scalars);
+    Ok(assemble(pk, rs, h_acc + l_acc, a_acc, b1_acc, b2_acc))
+}
+
+/// Combines the MSM results into `A = α + Σa + rδ`, `B = β + Σb + sδ`,
+/// `C = Σh + Σl + sA + rB₁ − rsδ`.
+pub fn assemble(
+    pk: &ProvingKey,
+    rs: &Randomness,
+    hl: G1Projective,
+    a: G1Projective,
+    b_g1: G1Projective,
+    b_g2: G2Projective,
+) -> Proof {
+    let vk = &pk.vk;
+    let (delta1, delta2) = (vk.delta_g1.to_curve(), vk.delta_g2.to_curve());
+    let ga = vk.alpha_g1.to_curve() + a + delta1 * rs.r;
+    let gb2 = vk.beta_g2.to_curve() + b_g2 + delta2 * rs.s;
+    let gb1 = vk.beta_g1.to_curve() + b_g1 + delta1 * rs.s;
+    let gc = hl + ga * rs.s + gb1 * rs.r - delta1 * (rs.r * rs.s);
+    Proof {
+        a: ga.to_affine(),
+        b: gb2.to_affine(),
+        c: gc.to_affine(),
+    }
+}

@@ -1,0 +1,194 @@
+//! The conformance harness every [`Backend`] must pass, and the random circuits it uses.
+//!
+//! A backend conforms when, for the same proving key, witness and randomness, it returns
+//! exactly the proof bytes of the [`CpuBackend`] reference, and those proofs verify.
+
+use bellpepper_core::{Circuit, ConstraintSystem, LinearCombination, SynthesisError, Variable};
+use ff::Field;
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
+use crate::assignment::Witness;
+use crate::backend::{Backend, CpuBackend, Randomness};
+use crate::params::ProvingKey;
+use crate::verifier::{verify_proof, PreparedVerifyingKey};
+use crate::{generator, Fr, ProverError};
+
+/// The shape of a random satisfiable circuit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Public inputs besides ONE.
+    pub inputs: usize,
+    /// Free witness variables; each constraint also allocates its own product variable.
+    pub free_aux: usize,
+    /// Constraints (at least one, so every variable is constrained).
+    pub constraints: usize,
+    /// Terms per linear combination, at most.
+    pub max_terms: usize,
+    /// All witness values zero.
+    pub zero_witness: bool,
+    /// B uses only ONE, so the B query holds a single point.
+    pub b_only_one: bool,
+}
+
+/// A random circuit: constraint `k` is `A_k · B_k = z_k` for random linear combinations over
+/// the variables allocated so far and a fresh aux variable `z_k`.
+#[derive(Clone, Debug)]
+pub struct RandomCircuit {
+    pub shape: Shape,
+    pub seed: u64,
+}
+
+impl RandomCircuit {
+    pub fn new(shape: Shape, seed: u64) -> Self {
+        RandomCircuit { shape, seed }
+    }
+
+    /// The public inputs the circuit allocates (without ONE).
+    pub fn public_inputs(&self) -> Vec<Fr> {
+        let mut rng = ChaCha20Rng::seed_from_u64(self.seed);
+        (0..self.shape.inputs).map(|_| self.value(&mut rng)).collect()
+    }
+
+    fn value(&self, rng: &mut ChaCha20Rng) -> Fr {
+        let v = Fr::random(&mut *rng);
+        if self.shape.zero_witness {
+            Fr::ZERO
+        } else {
+            v
+        }
+    }
+}
+
+fn random_lc(
+    rng: &mut ChaCha20Rng,
+    vars: &[(Variable, Fr)],
+    max_terms: usize,
+) -> (LinearCombination<Fr>, Fr) {
+    let mut lc = LinearCombination::zero();
+    let mut val = Fr::ZERO;
+    let terms = 1 + (rng.next_u32() as usize) % max_terms.max(1);
+    let picks: Vec<_> = (0..terms).map(|_| vars[(rng.next_u32() as usize) % vars.len()]).collect();
+    for (var, v) in picks {
+        // Mostly ±1 and small powers of two, like real circuits, sometimes arbitrary.
+        let coeff = match rng.next_u32() % 4 {
+            0 => Fr::ONE,
+            1 => -Fr::ONE,
+            2 => Fr::from(1u64 << (rng.next_u32() % 64)),
+            _ => Fr::random(&mut *rng),
+        };
+        lc = lc + (coeff, var);
+        val += v * coeff;
+    }
+    (lc, val)
+}
+
+impl Circuit<Fr> for RandomCircuit {
+    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let s = self.shape;
+        let mut rng = ChaCha20Rng::seed_from_u64(self.seed);
+        let mut vars = vec![(CS::one(), Fr::ONE)];
+        for i in 0..s.inputs {
+            let v = self.value(&mut rng);
+            vars.push((cs.alloc_input(|| format!("input {i}"), || Ok(v))?, v));
+        }
+        let mut free = Vec::new();
+        for i in 0..s.free_aux {
+            let v = self.value(&mut rng);
+            let var = cs.alloc(|| format!("free {i}"), || Ok(v))?;
+            vars.push((var, v));
+            free.push((var, v));
+        }
+        let constraints = s.constraints.max(1);
+        for k in 0..constraints {
+            // Spread the free variables over the constraints so none is left unconstrained.
+            let must = free.iter().skip(k).step_by(constraints).copied().collect::<Vec<_>>();
+            let (mut a, mut av) = random_lc(&mut rng, &vars, s.max_terms);
+            for m in must {
+                // A random coefficient cannot cancel against the random terms (but ±1 could).
+                let coeff = Fr::random(&mut rng);
+                a = a + (coeff, m.0);
+                av += m.1 * coeff;
+            }
+            let (b, bv) = if s.b_only_one {
+                (LinearCombination::zero() + CS::one(), Fr::ONE)
+            } else {
+                random_lc(&mut rng, &vars, s.max_terms)
+            };
+            let zv = av * bv;
+            let z = cs.alloc(|| format!("z {k}"), || Ok(zv))?;
+            cs.enforce(|| format!("c {k}"), |_| a, |_| b, |lc| lc + z);
+            vars.push((z, zv));
+        }
+        Ok(())
+    }
+}
+
+/// What went wrong when a backend was checked.
+#[derive(Debug, thiserror::Error)]
+pub enum Nonconformance {
+    #[error("case {case}: {source}")]
+    Failed {
+        case: usize,
+        #[source]
+        source: ProverError,
+    },
+    #[error("case {case}: proof {index} differs from the CPU reference")]
+    Differs { case: usize, index: usize },
+    #[error("case {case}: proof {index} does not verify")]
+    Invalid { case: usize, index: usize },
+}
+
+/// The shapes every backend is checked on: tiny, power-of-two edges, empty B density, zero
+/// witness, and a few thousand constraints.
+pub fn standard_shapes() -> Vec<Shape> {
+    let base = Shape {
+        inputs: 2,
+        free_aux: 3,
+        constraints: 5,
+        max_terms: 4,
+        zero_witness: false,
+        b_only_one: false,
+    };
+    vec![
+        base,
+        Shape { inputs: 0, free_aux: 0, constraints: 1, ..base },
+        // constraints + inputs + 1 = 64: exactly a power of two.
+        Shape { inputs: 3, free_aux: 10, constraints: 60, ..base },
+        Shape { inputs: 5, free_aux: 40, constraints: 61, b_only_one: true, ..base },
+        Shape { inputs: 1, free_aux: 8, constraints: 30, zero_witness: true, ..base },
+        Shape { inputs: 16, free_aux: 500, constraints: 3000, max_terms: 8, ..base },
+    ]
+}
+
+/// Checks `backend` against [`CpuBackend`] on the given circuits, proving each in a batch of
+/// `batch` witnesses with distinct randomness.
+pub fn check_backend(
+    backend: &dyn Backend,
+    circuits: &[RandomCircuit],
+    batch: usize,
+) -> Result<(), Nonconformance> {
+    for (case, circuit) in circuits.iter().enumerate() {
+        let fail = |source| Nonconformance::Failed { case, source };
+        let mut rng = ChaCha20Rng::seed_from_u64(circuit.seed ^ 0x5eed);
+        let pk: ProvingKey = generator::generate(circuit.clone(), &mut rng).map_err(fail)?;
+        let w = Witness::synthesize(circuit.clone()).map_err(|e| fail(e.into()))?;
+        let witnesses = vec![w; batch];
+        let rs: Vec<Randomness> = (0..batch).map(|_| Randomness::random(&mut rng)).collect();
+        let want = CpuBackend.prove(&pk, &witnesses, &rs).map_err(fail)?;
+        let got = backend.prove(&pk, &witnesses, &rs).map_err(fail)?;
+        let pvk = PreparedVerifyingKey::new(&pk.vk);
+        for (index, (g, w)) in got.iter().zip(&want).enumerate() {
+            if g.to_bytes() != w.to_bytes() {
+                return Err(Nonconformance::Differs { case, index });
+            }
+            if !verify_proof(&pvk, g, &circuit.public_inputs()).unwrap_or(false) {
+                return Err(Nonconformance::Invalid { case, index });
+            }
+        }
+        if got.len() != want.len() {
+            return Err(Nonconformance::Differs { case, index: got.len().min(want.len()) });
+        }
+    }
+    Ok(())
+}

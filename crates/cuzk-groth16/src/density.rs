@@ -1,0 +1,119 @@
+//! Which variables appear in a matrix with a non-zero coefficient.
+//!
+//! bellperson drops the query points of variables that never appear in A (aux only) or B, so
+//! the prover must select scalars with the same bitmap the setup used to write the points.
+
+/// A fixed-length bitmap with a cached population count.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Density {
+    words: Vec<u64>,
+    len: usize,
+    ones: usize,
+}
+
+impl Density {
+    /// A bitmap of `len` unset bits.
+    pub fn new(len: usize) -> Self {
+        Density {
+            words: vec![0; len.div_ceil(64)],
+            len,
+            ones: 0,
+        }
+    }
+
+    /// A bitmap of `len` set bits.
+    pub fn full(len: usize) -> Self {
+        let mut d = Density::new(len);
+        for i in 0..len {
+            d.set(i);
+        }
+        d
+    }
+
+    /// Appends one unset bit.
+    pub fn push(&mut self) {
+        if self.len % 64 == 0 {
+            self.words.push(0);
+        }
+        self.len += 1;
+    }
+
+    /// Sets bit `i` (idempotent). Panics if `i` is out of range: callers index variables they
+    /// allocated themselves.
+    pub fn set(&mut self, i: usize) {
+        assert!(i < self.len, "density index {i} out of range {}", self.len);
+        let (w, b) = (i / 64, i % 64);
+        if self.words[w] & (1 << b) == 0 {
+            self.words[w] |= 1 << b;
+            self.ones += 1;
+        }
+    }
+
+    pub fn get(&self, i: usize) -> bool {
+        i < self.len && self.words[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    /// Number of bits.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of set bits: the number of query points the parameters hold for this column set.
+    pub fn count(&self) -> usize {
+        self.ones
+    }
+
+    /// Indices of the set bits, ascending.
+    pub fn iter_ones(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(w, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                if bits == 0 {
+                    return None;
+                }
+                let b = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                Some(w * 64 + b)
+            })
+        })
+    }
+
+    /// The values at set positions, in order.
+    pub fn select<T: Copy>(&self, values: &[T]) -> Vec<T> {
+        self.iter_ones().map(|i| values[i]).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn set_bits_are_reported(len in 0usize..300, picks in proptest::collection::vec(any::<usize>(), 0..50)) {
+            let mut d = Density::new(len);
+            let mut want = std::collections::BTreeSet::new();
+            if len > 0 {
+                for p in picks { d.set(p % len); want.insert(p % len); }
+            }
+            prop_assert_eq!(d.count(), want.len());
+            prop_assert_eq!(d.iter_ones().collect::<Vec<_>>(), want.into_iter().collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn push_grows() {
+        let mut d = Density::default();
+        for _ in 0..130 {
+            d.push();
+        }
+        d.set(129);
+        assert!(d.get(129) && !d.get(128));
+        assert_eq!(d.count(), 1);
+    }
+}
