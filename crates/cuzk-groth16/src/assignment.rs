@@ -1,7 +1,9 @@
 //! From a circuit to the numbers the prover needs: per-row values of A·w, B·w, C·w, the input
 //! and aux assignments, and the density bitmaps that index the A and B queries.
 
-use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
 use ff::Field;
 
 use crate::density::Density;
@@ -132,7 +134,9 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
     {
         self.w.input.push(f()?);
         self.w.density.b_input.push();
-        Ok(Variable::new_unchecked(Index::Input(self.w.input.len() - 1)))
+        Ok(Variable::new_unchecked(Index::Input(
+            self.w.input.len() - 1,
+        )))
     }
 
     fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
@@ -144,7 +148,13 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
         LC: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
     {
         let w = &mut self.w;
-        let a = eval(&a(LinearCombination::zero()), &w.input, &w.aux, None, Some(&mut w.density.a_aux));
+        let a = eval(
+            &a(LinearCombination::zero()),
+            &w.input,
+            &w.aux,
+            None,
+            Some(&mut w.density.a_aux),
+        );
         let b = eval(
             &b(LinearCombination::zero()),
             &w.input,

@@ -35,7 +35,12 @@ pub trait Backend: Send + Sync {
     fn name(&self) -> &'static str;
 
     /// Proves every witness (all of the circuit `pk` was made for) with its randomness.
-    fn prove(&self, pk: &ProvingKey, witnesses: &[Witness], randomness: &[Randomness]) -> Result<Vec<Proof>, ProverError>;
+    fn prove(
+        &self,
+        pk: &ProvingKey,
+        witnesses: &[Witness],
+        randomness: &[Randomness],
+    ) -> Result<Vec<Proof>, ProverError>;
 }
 
 /// The reference backend: NTTs and MSMs on the CPU with rayon and blst.
@@ -47,7 +52,12 @@ impl Backend for CpuBackend {
         "cpu"
     }
 
-    fn prove(&self, pk: &ProvingKey, witnesses: &[Witness], randomness: &[Randomness]) -> Result<Vec<Proof>, ProverError> {
+    fn prove(
+        &self,
+        pk: &ProvingKey,
+        witnesses: &[Witness],
+        randomness: &[Randomness],
+    ) -> Result<Vec<Proof>, ProverError> {
         if witnesses.len() != randomness.len() {
             return Err(ProverError::BatchShape {
                 witnesses: witnesses.len(),
@@ -84,7 +94,11 @@ pub fn quotient(a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Domain, Coefficients), 
 
 fn expect(section: &'static str, expected: usize, got: usize) -> Result<(), ProverError> {
     if expected != got {
-        return Err(ProverError::ParamsMismatch { section, expected, got });
+        return Err(ProverError::ParamsMismatch {
+            section,
+            expected,
+            got,
+        });
     }
     Ok(())
 }
@@ -114,7 +128,12 @@ fn prove_one(pk: &ProvingKey, w: &Witness, rs: &Randomness) -> Result<Proof, Pro
     let h = &h.as_slice()[..h.len() - 1];
 
     let a_aux = d.a_aux.select(&w.aux);
-    let b_scalars: Vec<Fr> = d.b_input.select(&w.input).into_iter().chain(d.b_aux.select(&w.aux)).collect();
+    let b_scalars: Vec<Fr> = d
+        .b_input
+        .select(&w.input)
+        .into_iter()
+        .chain(d.b_aux.select(&w.aux))
+        .collect();
 
     let (h_acc, l_acc) = (msm::g1(pk.h()?, h), msm::g1(pk.l()?, &w.aux));
     let a_points = pk.a()?;

@@ -10,9 +10,10 @@ use rand_chacha::ChaCha20Rng;
 
 use crate::assignment::Witness;
 use crate::backend::{Backend, CpuBackend, Randomness};
+use crate::curve::Projective;
 use crate::params::ProvingKey;
 use crate::verifier::{verify_proof, PreparedVerifyingKey};
-use crate::{generator, Fr, ProverError};
+use crate::{generator, Fr, G1Affine, G1Projective, G2Affine, G2Projective, ProverError};
 
 /// The shape of a random satisfiable circuit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,7 +48,9 @@ impl RandomCircuit {
     /// The public inputs the circuit allocates (without ONE).
     pub fn public_inputs(&self) -> Vec<Fr> {
         let mut rng = ChaCha20Rng::seed_from_u64(self.seed);
-        (0..self.shape.inputs).map(|_| self.value(&mut rng)).collect()
+        (0..self.shape.inputs)
+            .map(|_| self.value(&mut rng))
+            .collect()
     }
 
     fn value(&self, rng: &mut ChaCha20Rng) -> Fr {
@@ -68,7 +71,9 @@ fn random_lc(
     let mut lc = LinearCombination::zero();
     let mut val = Fr::ZERO;
     let terms = 1 + (rng.next_u32() as usize) % max_terms.max(1);
-    let picks: Vec<_> = (0..terms).map(|_| vars[(rng.next_u32() as usize) % vars.len()]).collect();
+    let picks: Vec<_> = (0..terms)
+        .map(|_| vars[(rng.next_u32() as usize) % vars.len()])
+        .collect();
     for (var, v) in picks {
         // Mostly ±1 and small powers of two, like real circuits, sometimes arbitrary.
         let coeff = match rng.next_u32() % 4 {
@@ -102,7 +107,12 @@ impl Circuit<Fr> for RandomCircuit {
         let constraints = s.constraints.max(1);
         for k in 0..constraints {
             // Spread the free variables over the constraints so none is left unconstrained.
-            let must = free.iter().skip(k).step_by(constraints).copied().collect::<Vec<_>>();
+            let must = free
+                .iter()
+                .skip(k)
+                .step_by(constraints)
+                .copied()
+                .collect::<Vec<_>>();
             let (mut a, mut av) = random_lc(&mut rng, &vars, s.max_terms);
             for m in must {
                 // A random coefficient cannot cancel against the random terms (but ±1 could).
@@ -152,12 +162,40 @@ pub fn standard_shapes() -> Vec<Shape> {
     };
     vec![
         base,
-        Shape { inputs: 0, free_aux: 0, constraints: 1, ..base },
+        Shape {
+            inputs: 0,
+            free_aux: 0,
+            constraints: 1,
+            ..base
+        },
         // constraints + inputs + 1 = 64: exactly a power of two.
-        Shape { inputs: 3, free_aux: 10, constraints: 60, ..base },
-        Shape { inputs: 5, free_aux: 40, constraints: 61, b_only_one: true, ..base },
-        Shape { inputs: 1, free_aux: 8, constraints: 30, zero_witness: true, ..base },
-        Shape { inputs: 16, free_aux: 500, constraints: 3000, max_terms: 8, ..base },
+        Shape {
+            inputs: 3,
+            free_aux: 10,
+            constraints: 60,
+            ..base
+        },
+        Shape {
+            inputs: 5,
+            free_aux: 40,
+            constraints: 61,
+            b_only_one: true,
+            ..base
+        },
+        Shape {
+            inputs: 1,
+            free_aux: 8,
+            constraints: 30,
+            zero_witness: true,
+            ..base
+        },
+        Shape {
+            inputs: 16,
+            free_aux: 500,
+            constraints: 3000,
+            max_terms: 8,
+            ..base
+        },
     ]
 }
 
@@ -187,8 +225,50 @@ pub fn check_backend(
             }
         }
         if got.len() != want.len() {
-            return Err(Nonconformance::Differs { case, index: got.len().min(want.len()) });
+            return Err(Nonconformance::Differs {
+                case,
+                index: got.len().min(want.len()),
+            });
         }
     }
     Ok(())
+}
+
+/// `n` distinct pseudo-random points `P + i·Q`, normalised in batches: cheap inputs for MSM
+/// benchmarks and backend tests at sizes where hashing to the curve would take minutes.
+pub fn random_points<G: Projective>(n: usize, seed: u64) -> Vec<G::AffineRepr>
+where
+    G::AffineRepr: Copy + Default + Send + Sync,
+{
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let (p, q) = (G::random(&mut rng), G::random(&mut rng));
+    let mut out = vec![G::AffineRepr::default(); n];
+    let mut acc = p;
+    for block in out.chunks_mut(1 << 12) {
+        let proj: Vec<G> = block
+            .iter()
+            .map(|_| {
+                acc += q;
+                acc
+            })
+            .collect();
+        G::batch_to_affine(&proj, block);
+    }
+    out
+}
+
+/// [`random_points`] over G1.
+pub fn random_g1(n: usize, seed: u64) -> Vec<G1Affine> {
+    random_points::<G1Projective>(n, seed)
+}
+
+/// [`random_points`] over G2.
+pub fn random_g2(n: usize, seed: u64) -> Vec<G2Affine> {
+    random_points::<G2Projective>(n, seed)
+}
+
+/// `n` random scalars.
+pub fn random_scalars(n: usize, seed: u64) -> Vec<Fr> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    (0..n).map(|_| Fr::random(&mut rng)).collect()
 }

@@ -10,8 +10,8 @@ use rayon::prelude::*;
 
 use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
-/// A projective group type whose points can be normalised in bulk.
-pub(crate) trait Projective:
+/// A projective group type whose points can be normalised in bulk (G1 and G2).
+pub trait Projective:
     Group<Scalar = Fr> + Curve + for<'a> AddAssign<&'a <Self as Curve>::AffineRepr> + Send + Sync
 where
     Self::AffineRepr: Copy + Default + Send + Sync,
@@ -32,13 +32,31 @@ macro_rules! projective {
                 let ptrs: [*const $raw; 2] = [points.as_ptr() as *const $raw, std::ptr::null()];
                 // SAFETY: blstrs' point types are `repr(transparent)` over blst's, the slices
                 // have equal length, and blst writes exactly `points.len()` affine points.
-                unsafe { $f(out.as_mut_ptr() as *mut $raw_aff, ptrs.as_ptr(), points.len()) };
+                unsafe {
+                    $f(
+                        out.as_mut_ptr() as *mut $raw_aff,
+                        ptrs.as_ptr(),
+                        points.len(),
+                    )
+                };
             }
         }
     };
 }
-projective!(G1Projective, G1Affine, blst_p1, blst_p1_affine, blst::blst_p1s_to_affine);
-projective!(G2Projective, G2Affine, blst_p2, blst_p2_affine, blst::blst_p2s_to_affine);
+projective!(
+    G1Projective,
+    G1Affine,
+    blst_p1,
+    blst_p1_affine,
+    blst::blst_p1s_to_affine
+);
+projective!(
+    G2Projective,
+    G2Affine,
+    blst_p2,
+    blst_p2_affine,
+    blst::blst_p2s_to_affine
+);
 
 const BATCH: usize = 1 << 12;
 const SCALAR_BITS: usize = Fr::NUM_BITS as usize;

@@ -93,10 +93,13 @@ impl Domain {
 
     /// The smallest domain with at least `min` points (and at least one).
     pub fn for_size(min: usize) -> Result<Self, DomainError> {
-        let n = min.max(1).checked_next_power_of_two().ok_or(DomainError::TooLarge {
-            needed: min,
-            max_log: Fr::S,
-        })?;
+        let n = min
+            .max(1)
+            .checked_next_power_of_two()
+            .ok_or(DomainError::TooLarge {
+                needed: min,
+                max_log: Fr::S,
+            })?;
         let log_n = n.trailing_zeros();
         if log_n > Fr::S {
             return Err(DomainError::TooLarge {
@@ -216,7 +219,10 @@ impl Domain {
 /// Inverts every element in place (zeros stay zero), in parallel chunks.
 pub(crate) fn batch_invert(v: &mut [Fr]) {
     v.par_chunks_mut(1 << 12).for_each(|chunk| {
-        let mut nonzero: Vec<&mut Fr> = chunk.iter_mut().filter(|x| !bool::from(x.is_zero())).collect();
+        let mut nonzero: Vec<&mut Fr> = chunk
+            .iter_mut()
+            .filter(|x| !bool::from(x.is_zero()))
+            .collect();
         nonzero.iter_mut().map(|x| &mut **x).batch_invert();
     });
 }
@@ -224,13 +230,15 @@ pub(crate) fn batch_invert(v: &mut [Fr]) {
 /// `[1, x, x^2, ..., x^{len-1}]`, computed in parallel blocks.
 pub(crate) fn powers(x: Fr, len: usize) -> Vec<Fr> {
     let mut out = vec![Fr::ZERO; len];
-    out.par_chunks_mut(1 << 12).enumerate().for_each(|(i, chunk)| {
-        let mut acc = x.pow_vartime([(i << 12) as u64]);
-        for v in chunk {
-            *v = acc;
-            acc *= x;
-        }
-    });
+    out.par_chunks_mut(1 << 12)
+        .enumerate()
+        .for_each(|(i, chunk)| {
+            let mut acc = x.pow_vartime([(i << 12) as u64]);
+            for v in chunk {
+                *v = acc;
+                acc *= x;
+            }
+        });
     out
 }
 
@@ -240,13 +248,15 @@ fn scale(v: &mut [Fr], k: Fr) {
 
 /// `v[i] *= g^i`.
 fn distribute_powers(v: &mut [Fr], g: Fr) {
-    v.par_chunks_mut(1 << 12).enumerate().for_each(|(i, chunk)| {
-        let mut acc = g.pow_vartime([(i << 12) as u64]);
-        for x in chunk {
-            *x *= acc;
-            acc *= g;
-        }
-    });
+    v.par_chunks_mut(1 << 12)
+        .enumerate()
+        .for_each(|(i, chunk)| {
+            let mut acc = g.pow_vartime([(i << 12) as u64]);
+            for x in chunk {
+                *x *= acc;
+                acc *= g;
+            }
+        });
 }
 
 fn bit_reverse(v: &mut [Fr]) {
@@ -369,7 +379,9 @@ mod tests {
     fn vanishing_is_zero_on_domain() {
         let d = Domain::new(5).unwrap();
         for i in 0..32u64 {
-            assert!(bool::from(d.vanishing_at(d.omega().pow_vartime([i])).is_zero()));
+            assert!(bool::from(
+                d.vanishing_at(d.omega().pow_vartime([i])).is_zero()
+            ));
         }
     }
 }

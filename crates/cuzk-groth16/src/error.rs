@@ -23,7 +23,9 @@ pub enum ProverError {
     #[error("batch has {witnesses} witnesses but {randomness} randomness pairs")]
     BatchShape { witnesses: usize, randomness: usize },
     /// The setup found an aux column that no constraint uses.
-    #[error("aux variable {column} appears in no constraint; bellperson parameters cannot represent it")]
+    #[error(
+        "aux variable {column} appears in no constraint; bellperson parameters cannot represent it"
+    )]
     Unconstrained { column: usize },
     /// A backend-specific failure (device errors, out of memory, ...).
     #[error("backend {backend}: {message}")]

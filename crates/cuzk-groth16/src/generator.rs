@@ -4,7 +4,9 @@
 //! through the Lagrange basis of the domain, and every query point is a fixed-base scalar
 //! multiplication from one precomputed window table per group.
 
-use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
 use ff::Field;
 use group::{Curve, Group};
 use rand_core::RngCore;
@@ -139,7 +141,10 @@ fn nonzero(rng: &mut impl RngCore) -> Fr {
 }
 
 /// Runs a fresh random setup for `circuit`.
-pub fn generate<C: Circuit<Fr>, R: RngCore>(circuit: C, rng: &mut R) -> Result<ProvingKey, ProverError> {
+pub fn generate<C: Circuit<Fr>, R: RngCore>(
+    circuit: C,
+    rng: &mut R,
+) -> Result<ProvingKey, ProverError> {
     let mut cs = Recorder::default();
     cs.alloc_input(|| "one", || Ok(Fr::ONE))?;
     circuit.synthesize(&mut cs)?;
@@ -189,7 +194,12 @@ pub fn generate<C: Circuit<Fr>, R: RngCore>(circuit: C, rng: &mut R) -> Result<P
         return Err(ProverError::Unconstrained { column });
     }
     // Every input is in A through its extra row; aux columns only where they occur.
-    let a_s: Vec<Fr> = u.input.iter().copied().chain(u.aux_density.select(&u.aux)).collect();
+    let a_s: Vec<Fr> = u
+        .input
+        .iter()
+        .copied()
+        .chain(u.aux_density.select(&u.aux))
+        .collect();
     let b_s: Vec<Fr> = v
         .input_density
         .select(&v.input)
@@ -200,7 +210,10 @@ pub fn generate<C: Circuit<Fr>, R: RngCore>(circuit: C, rng: &mut R) -> Result<P
     let zk = domain.vanishing_at(tau) * delta_inv;
     h_s.par_iter_mut().for_each(|x| *x *= zk);
 
-    let t1 = FixedBase::new(g1, ic_s.len() + l_s.len() + a_s.len() + b_s.len() + h_s.len());
+    let t1 = FixedBase::new(
+        g1,
+        ic_s.len() + l_s.len() + a_s.len() + b_s.len() + h_s.len(),
+    );
     let t2 = FixedBase::new(g2, b_s.len());
     let vk = VerifyingKey {
         alpha_g1: (g1 * alpha).to_affine(),

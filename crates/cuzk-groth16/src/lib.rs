@@ -9,7 +9,7 @@
 pub mod assignment;
 pub mod backend;
 pub mod conformance;
-mod curve;
+pub mod curve;
 pub mod density;
 pub mod domain;
 mod error;

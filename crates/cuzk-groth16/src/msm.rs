@@ -22,7 +22,9 @@ pub fn g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
         return G1Projective::identity();
     }
     // SAFETY: `G1Affine` is `repr(transparent)` over `blst_p1_affine`.
-    let raw = unsafe { std::slice::from_raw_parts(points.as_ptr() as *const blst_p1_affine, points.len()) };
+    let raw = unsafe {
+        std::slice::from_raw_parts(points.as_ptr() as *const blst_p1_affine, points.len())
+    };
     let out = raw.mult(&scalar_bytes(scalars), 255);
     // SAFETY: `G1Projective` is `repr(transparent)` over `blst_p1`.
     unsafe { std::mem::transmute::<blst::blst_p1, G1Projective>(out) }
@@ -35,7 +37,9 @@ pub fn g2(points: &[G2Affine], scalars: &[Fr]) -> G2Projective {
         return G2Projective::identity();
     }
     // SAFETY: `G2Affine` is `repr(transparent)` over `blst_p2_affine`.
-    let raw = unsafe { std::slice::from_raw_parts(points.as_ptr() as *const blst_p2_affine, points.len()) };
+    let raw = unsafe {
+        std::slice::from_raw_parts(points.as_ptr() as *const blst_p2_affine, points.len())
+    };
     let out = raw.mult(&scalar_bytes(scalars), 255);
     // SAFETY: `G2Projective` is `repr(transparent)` over `blst_p2`.
     unsafe { std::mem::transmute::<blst::blst_p2, G2Projective>(out) }

@@ -268,7 +268,7 @@ impl<'a> Cursor<'a> {
     fn section<P: Stored>(&mut self, name: &'static str) -> Result<Section<P>, ParamsError> {
         let len = self.len(name)?;
         let offset = self.pos as u64;
-        let need = len.checked_mul(P::SIZE).unwrap_or(usize::MAX);
+        let need = len.saturating_mul(P::SIZE);
         self.take(name, need)?;
         Ok(Section {
             name,
@@ -338,9 +338,11 @@ impl VerifyingKey {
         let n = c.len("vk.ic")?;
         // Check the whole section is there before allocating for it.
         let start = c.pos;
-        c.take("vk.ic", n.checked_mul(G1Affine::SIZE).unwrap_or(usize::MAX))?;
+        c.take("vk.ic", n.saturating_mul(G1Affine::SIZE))?;
         c.pos = start;
-        let ic = (0..n).map(|i| c.point("vk.ic", i)).collect::<Result<_, _>>()?;
+        let ic = (0..n)
+            .map(|i| c.point("vk.ic", i))
+            .collect::<Result<_, _>>()?;
         Ok(VerifyingKey {
             alpha_g1,
             beta_g1,
@@ -358,7 +360,11 @@ impl VerifyingKey {
     }
 
     fn from_bytes_named(bytes: &[u8], path: &Path) -> Result<Self, ParamsError> {
-        let mut c = Cursor { bytes, pos: 0, path };
+        let mut c = Cursor {
+            bytes,
+            pos: 0,
+            path,
+        };
         let vk = Self::parse(&mut c)?;
         c.finish("vk")?;
         Ok(vk)
@@ -391,7 +397,9 @@ impl VerifyingKey {
     /// Writes a `.vk` file atomically.
     pub fn write(&self, path: impl AsRef<Path>) -> Result<(), ParamsError> {
         let path = path.as_ref();
-        write_atomically(path, |w| w.write_all(&self.to_bytes()).map_err(io_err(path)))
+        write_atomically(path, |w| {
+            w.write_all(&self.to_bytes()).map_err(io_err(path))
+        })
     }
 }
 
@@ -479,7 +487,13 @@ impl ProvingKey {
 
     /// Section lengths `(h, l, a, b_g1, b_g2)`, known without decoding.
     pub fn lengths(&self) -> [usize; 5] {
-        [self.h.len, self.l.len, self.a.len, self.b_g1.len, self.b_g2.len]
+        [
+            self.h.len,
+            self.l.len,
+            self.a.len,
+            self.b_g1.len,
+            self.b_g2.len,
+        ]
     }
 
     /// Decodes and validates every section now.

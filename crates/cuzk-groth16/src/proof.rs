@@ -28,16 +28,19 @@ impl Proof {
             .try_into()
             .map_err(|_| VerifyError::MalformedProof("a proof is exactly 192 bytes"))?;
         let g1 = |b: &[u8], what| {
-            let p: G1Affine = Option::from(G1Affine::from_compressed(b.try_into().expect("48 bytes")))
-                .ok_or(VerifyError::MalformedProof(what))?;
+            let p: G1Affine =
+                Option::from(G1Affine::from_compressed(b.try_into().expect("48 bytes")))
+                    .ok_or(VerifyError::MalformedProof(what))?;
             if bool::from(p.is_identity()) {
                 return Err(VerifyError::MalformedProof("point at infinity"));
             }
             Ok(p)
         };
         let a = g1(&bytes[..48], "A is not a valid G1 point")?;
-        let b: G2Affine = Option::from(G2Affine::from_compressed(bytes[48..144].try_into().expect("96 bytes")))
-            .ok_or(VerifyError::MalformedProof("B is not a valid G2 point"))?;
+        let b: G2Affine = Option::from(G2Affine::from_compressed(
+            bytes[48..144].try_into().expect("96 bytes"),
+        ))
+        .ok_or(VerifyError::MalformedProof("B is not a valid G2 point"))?;
         if bool::from(b.is_identity()) {
             return Err(VerifyError::MalformedProof("point at infinity"));
         }

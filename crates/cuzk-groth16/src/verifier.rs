@@ -45,10 +45,18 @@ impl PreparedVerifyingKey {
 }
 
 /// Checks one proof. `Ok(false)` means the proof is wrong; `Err` means the question was ill-posed.
-pub fn verify_proof(pvk: &PreparedVerifyingKey, proof: &Proof, inputs: &[Fr]) -> Result<bool, VerifyError> {
+pub fn verify_proof(
+    pvk: &PreparedVerifyingKey,
+    proof: &Proof,
+    inputs: &[Fr],
+) -> Result<bool, VerifyError> {
     let acc = pvk.input_acc(inputs)?.to_affine();
     let b = G2Prepared::from(proof.b);
-    let ml = Bls12::multi_miller_loop(&[(&proof.a, &b), (&acc, &pvk.neg_gamma), (&proof.c, &pvk.neg_delta)]);
+    let ml = Bls12::multi_miller_loop(&[
+        (&proof.a, &b),
+        (&acc, &pvk.neg_gamma),
+        (&proof.c, &pvk.neg_delta),
+    ]);
     Ok(ml.final_exponentiation() == pvk.alpha_beta)
 }
 

@@ -1,10 +1,10 @@
 //! Oracle tests against upstream bellperson 0.27: same parameters, circuit and (r, s) give the
 //! same proof bytes; each side reads the other's parameter files; upstream verifies our proofs.
 
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use bellperson::gadgets::boolean::{AllocatedBit, Boolean};
 use bellperson::gadgets::{multipack, sha256::sha256};
 use bellperson::groth16 as bp;
-use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Bls12;
 use cuzk_groth16::backend::{CpuBackend, Randomness};
 use cuzk_groth16::conformance::{RandomCircuit, Shape};
@@ -17,16 +17,24 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
 fn shapes() -> impl Strategy<Value = Shape> {
-    (0usize..6, 0usize..20, 1usize..70, 1usize..6, any::<bool>(), any::<bool>()).prop_map(
-        |(inputs, free_aux, constraints, max_terms, zero_witness, b_only_one)| Shape {
-            inputs,
-            free_aux,
-            constraints,
-            max_terms,
-            zero_witness,
-            b_only_one,
-        },
+    (
+        0usize..6,
+        0usize..20,
+        1usize..70,
+        1usize..6,
+        any::<bool>(),
+        any::<bool>(),
     )
+        .prop_map(
+            |(inputs, free_aux, constraints, max_terms, zero_witness, b_only_one)| Shape {
+                inputs,
+                free_aux,
+                constraints,
+                max_terms,
+                zero_witness,
+                b_only_one,
+            },
+        )
 }
 
 fn bp_bytes(p: &bp::Proof<Bls12>) -> Vec<u8> {
@@ -47,10 +55,17 @@ fn prove_both<C: Circuit<Fr> + Clone + Send>(
     let rs = Randomness::random(rng);
     let upstream = bp::create_proof(circuit.clone(), theirs, rs.r, rs.s).unwrap();
     let mine = prover::create_proof(circuit, ours, rs, &CpuBackend).unwrap();
-    assert_eq!(mine.to_bytes().to_vec(), bp_bytes(&upstream), "proof bytes differ from bellperson");
+    assert_eq!(
+        mine.to_bytes().to_vec(),
+        bp_bytes(&upstream),
+        "proof bytes differ from bellperson"
+    );
     let pvk = bp::prepare_verifying_key(&theirs.vk);
     let parsed = bp::Proof::<Bls12>::read(&mine.to_bytes()[..]).unwrap();
-    assert!(bp::verify_proof(&pvk, &parsed, inputs).unwrap(), "bellperson rejects our proof");
+    assert!(
+        bp::verify_proof(&pvk, &parsed, inputs).unwrap(),
+        "bellperson rejects our proof"
+    );
     mine
 }
 
@@ -104,7 +119,10 @@ struct Sha256Preimage {
 }
 
 fn bytes_to_bits_be(bytes: &[u8]) -> Vec<bool> {
-    bytes.iter().flat_map(|b| (0..8).rev().map(move |i| (b >> i) & 1 == 1)).collect()
+    bytes
+        .iter()
+        .flat_map(|b| (0..8).rev().map(move |i| (b >> i) & 1 == 1))
+        .collect()
 }
 
 impl Circuit<Fr> for Sha256Preimage {
@@ -112,7 +130,12 @@ impl Circuit<Fr> for Sha256Preimage {
         let bits = bytes_to_bits_be(&self.preimage)
             .into_iter()
             .enumerate()
-            .map(|(i, b)| Ok(Boolean::from(AllocatedBit::alloc(cs.namespace(|| format!("bit {i}")), Some(b))?)))
+            .map(|(i, b)| {
+                Ok(Boolean::from(AllocatedBit::alloc(
+                    cs.namespace(|| format!("bit {i}")),
+                    Some(b),
+                )?))
+            })
             .collect::<Result<Vec<_>, SynthesisError>>()?;
         let digest = sha256(cs.namespace(|| "sha256"), &bits)?;
         multipack::pack_into_inputs(cs.namespace(|| "pack"), &digest)
@@ -123,7 +146,9 @@ impl Circuit<Fr> for Sha256Preimage {
 fn sha256_preimage_matches_bellperson() {
     use sha2::Digest;
     let mut rng = ChaCha20Rng::seed_from_u64(42);
-    let circuit = Sha256Preimage { preimage: (0..64u8).collect() };
+    let circuit = Sha256Preimage {
+        preimage: (0..64u8).collect(),
+    };
     let pk = generator::generate(circuit.clone(), &mut rng).unwrap();
     let mut bytes = vec![];
     pk.write_to(&mut bytes).unwrap();

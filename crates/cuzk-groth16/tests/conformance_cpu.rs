@@ -1,0 +1,108 @@
+//! The reference backend passes its own conformance harness (the harness itself is what GPU
+//! and other backends run), and the verifier rejects what it must.
+
+use cuzk_groth16::assignment::Witness;
+use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
+use cuzk_groth16::conformance::{check_backend, standard_shapes, Nonconformance, RandomCircuit};
+use cuzk_groth16::verifier::{verify_proof, verify_proofs_batch, PreparedVerifyingKey};
+use cuzk_groth16::{generator, Fr, Proof, ProverError, VerifyError};
+use ff::Field;
+use proptest::prelude::*;
+use rand::SeedableRng;
+
+#[test]
+fn cpu_backend_conforms() {
+    let circuits: Vec<_> = standard_shapes()
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| RandomCircuit::new(s, i as u64))
+        .collect();
+    check_backend(&CpuBackend, &circuits, 2).unwrap();
+}
+
+/// A backend that flips a bit of every proof must be caught by the harness.
+struct Broken;
+impl Backend for Broken {
+    fn name(&self) -> &'static str {
+        "broken"
+    }
+    fn prove(
+        &self,
+        pk: &cuzk_groth16::params::ProvingKey,
+        w: &[Witness],
+        rs: &[Randomness],
+    ) -> Result<Vec<Proof>, ProverError> {
+        let shifted: Vec<Randomness> = rs
+            .iter()
+            .map(|r| Randomness {
+                r: r.r + Fr::ONE,
+                s: r.s,
+            })
+            .collect();
+        CpuBackend.prove(pk, w, &shifted)
+    }
+}
+
+#[test]
+fn harness_catches_a_wrong_backend() {
+    let c = RandomCircuit::new(standard_shapes()[0], 9);
+    assert!(matches!(
+        check_backend(&Broken, &[c], 1),
+        Err(Nonconformance::Differs { .. })
+    ));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+    #[test]
+    fn verifier_rejects_tampering(seed in any::<u64>(), byte in 0usize..192, bit in 0u8..8) {
+        let circuit = RandomCircuit::new(standard_shapes()[2], seed);
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+        let pk = generator::generate(circuit.clone(), &mut rng).unwrap();
+        let w = Witness::synthesize(circuit.clone()).unwrap();
+        let rs: Vec<_> = (0..3).map(|_| Randomness::random(&mut rng)).collect();
+        let proofs = CpuBackend.prove(&pk, &vec![w; 3], &rs).unwrap();
+        let pvk = PreparedVerifyingKey::new(&pk.vk);
+        let inputs = circuit.public_inputs();
+        prop_assert!(verify_proof(&pvk, &proofs[0], &inputs).unwrap());
+        let all_inputs = vec![inputs.clone(); 3];
+        prop_assert!(verify_proofs_batch(&pvk, &proofs, &all_inputs, &mut rng).unwrap());
+
+        // A flipped bit either fails to decode or fails to verify.
+        let mut bytes = proofs[0].to_bytes();
+        bytes[byte] ^= 1 << bit;
+        if let Ok(p) = Proof::from_bytes(&bytes) {
+            prop_assert!(!verify_proof(&pvk, &p, &inputs).unwrap());
+            let mut bad = proofs.clone();
+            bad[1] = p;
+            prop_assert!(!verify_proofs_batch(&pvk, &bad, &all_inputs, &mut rng).unwrap());
+        }
+        // Wrong public inputs.
+        let mut wrong = inputs.clone();
+        wrong[0] += Fr::ONE;
+        prop_assert!(!verify_proof(&pvk, &proofs[0], &wrong).unwrap());
+        prop_assert_eq!(
+            verify_proof(&pvk, &proofs[0], &inputs[1..]),
+            Err(VerifyError::InputCount { expected: inputs.len(), got: inputs.len() - 1 })
+        );
+        // Encoding round-trips.
+        prop_assert_eq!(Proof::from_bytes(&proofs[0].to_bytes()).unwrap(), proofs[0]);
+    }
+}
+
+#[test]
+fn mismatched_parameters_are_a_typed_error() {
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
+    let shapes = standard_shapes();
+    let pk = generator::generate(RandomCircuit::new(shapes[0], 1), &mut rng).unwrap();
+    let other = Witness::synthesize(RandomCircuit::new(shapes[2], 1)).unwrap();
+    let err = CpuBackend
+        .prove(&pk, &[other], &[Randomness::random(&mut rng)])
+        .unwrap_err();
+    assert!(matches!(err, ProverError::ParamsMismatch { .. }), "{err}");
+    assert!(matches!(
+        CpuBackend.prove(&pk, &[], &[Randomness::random(&mut rng)]),
+        Err(ProverError::BatchShape { .. })
+    ));
+    assert!(Proof::from_bytes(&[0u8; 10]).is_err());
+}
