@@ -11,4 +11,4 @@ pub mod porep;
 
 pub use c1::{C1Error, C1Input};
 pub use filecoin_proofs_api::RegisteredSealProof;
-pub use porep::{PorepError, SealShape};
+pub use porep::{PorepError, SealShape, Synthesis};

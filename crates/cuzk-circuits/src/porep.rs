@@ -7,6 +7,7 @@ use std::path::Path;
 use cuzk_groth16::assignment::Witness;
 use cuzk_groth16::params::{ParamsError, ProvingKey};
 use cuzk_groth16::{generator, Fr, ProverError};
+use cuzk_pce::Pce;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::{
     DefaultPieceDomain, DefaultPieceHasher, SectorShape2KiB, SectorShape32GiB, SectorShape512MiB,
@@ -49,6 +50,10 @@ pub enum PorepError {
     Setup(#[from] ProverError),
     #[error(transparent)]
     Params(#[from] ParamsError),
+    #[error(transparent)]
+    Pce(#[from] cuzk_pce::PceError),
+    #[error("PCE file: {0}")]
+    PceFile(#[from] cuzk_pce::file::FileError),
     #[error("upstream {what}: {message}")]
     Upstream { what: &'static str, message: String },
 }
@@ -124,14 +129,40 @@ impl SealShape {
     }
 
     /// Synthesises every partition of `c1` (in parallel) into a witness and its public inputs.
-    pub fn witnesses(&self, c1: &C1Input) -> Result<Vec<PartitionWitness>, PorepError> {
+    pub fn witnesses(
+        &self,
+        c1: &C1Input,
+        synthesis: Synthesis<'_>,
+    ) -> Result<Vec<PartitionWitness>, PorepError> {
         if c1.output.registered_proof != self.proof {
             return Err(PorepError::Malformed(format!(
                 "registered_proof is {:?}, expected {:?}",
                 c1.output.registered_proof, self.proof
             )));
         }
-        dispatch!(self.sector_size(), partition_witnesses(self, &c1.output))
+        dispatch!(
+            self.sector_size(),
+            partition_witnesses(self, &c1.output, synthesis)
+        )
+    }
+
+    /// Records this shape's constraint matrices (once per circuit, reused for every proof).
+    pub fn extract_pce(&self) -> Result<Pce, PorepError> {
+        dispatch!(self.sector_size(), extract(self))
+    }
+
+    /// The identity a PCE file of this shape carries: upstream's circuit identifier.
+    pub fn pce_identity(&self) -> Result<String, PorepError> {
+        self.circuit_identifier()
+    }
+
+    /// File name for this shape's PCE cache, beside the parameters.
+    pub fn pce_file_name(&self) -> Result<String, PorepError> {
+        Ok(format!(
+            "cuzk-pce-v{}-{}.pce",
+            cuzk_pce::file::VERSION,
+            self.circuit_identifier()?
+        ))
     }
 
     /// Runs a fresh random setup for this shape's circuit with our generator.
@@ -162,6 +193,15 @@ impl SealShape {
         })?;
         Ok(())
     }
+}
+
+/// How partition witnesses are produced.
+#[derive(Clone, Copy, Debug)]
+pub enum Synthesis<'a> {
+    /// Full constraint synthesis (the reference path).
+    Full,
+    /// Witness-only synthesis plus the pre-compiled matrices.
+    Pce(&'a Pce),
 }
 
 /// One partition's witness and the public inputs its proof verifies against.
@@ -221,6 +261,7 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, PorepError>) -> Result<T
 fn partition_witnesses<Tree: 'static + MerkleTreeTrait>(
     shape: &SealShape,
     c1: &SealCommitPhase1Output,
+    synthesis: Synthesis<'_>,
 ) -> Result<Vec<PartitionWitness>, PorepError> {
     if c1.comm_d == [0; 32] || c1.comm_r == [0; 32] || c1.seed == [0; 32] {
         return Err(PorepError::Malformed(
@@ -263,10 +304,15 @@ fn partition_witnesses<Tree: 'static + MerkleTreeTrait>(
                 let circuit =
                     Compound::<Tree>::circuit(&pub_in, (), proofs, &pp.vanilla_params, Some(k))
                         .map_err(upstream("circuit"))?;
-                let witness = Witness::synthesize(circuit).map_err(|e| PorepError::Prove {
-                    partition: k,
-                    source: e.into(),
-                })?;
+                let witness = match synthesis {
+                    Synthesis::Full => {
+                        Witness::synthesize(circuit).map_err(|e| PorepError::Prove {
+                            partition: k,
+                            source: e.into(),
+                        })?
+                    }
+                    Synthesis::Pce(pce) => pce.witness(circuit)?,
+                };
                 Ok(PartitionWitness {
                     witness,
                     public_inputs: inputs,
@@ -276,13 +322,23 @@ fn partition_witnesses<Tree: 'static + MerkleTreeTrait>(
         .collect()
 }
 
+fn blank<Tree: 'static + MerkleTreeTrait>(
+    shape: &SealShape,
+) -> Result<storage_proofs_porep::stacked::StackedCircuit<Tree, DefaultPieceHasher>, PorepError> {
+    let pp = public_params::<Tree>(shape)?;
+    Ok(<Compound<Tree> as CompoundProof<
+        StackedDrg<'_, Tree, DefaultPieceHasher>,
+        _,
+    >>::blank_circuit(&pp.vanilla_params))
+}
+
+fn extract<Tree: 'static + MerkleTreeTrait>(shape: &SealShape) -> Result<Pce, PorepError> {
+    Ok(Pce::extract(blank::<Tree>(shape)?)?)
+}
+
 fn setup<Tree: 'static + MerkleTreeTrait>(
     shape: &SealShape,
     rng: &mut impl rand_core::RngCore,
 ) -> Result<ProvingKey, PorepError> {
-    let pp = public_params::<Tree>(shape)?;
-    let blank = <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::blank_circuit(
-        &pp.vanilla_params,
-    );
-    Ok(generator::generate(blank, rng)?)
+    Ok(generator::generate(blank::<Tree>(shape)?, rng)?)
 }

@@ -5,11 +5,12 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use cuzk_circuits::{C1Input, SealShape};
+use cuzk_circuits::{C1Input, SealShape, Synthesis};
 use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
 use cuzk_groth16::params::{ProvingKey, Validation};
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
 use cuzk_groth16::Proof;
+use cuzk_pce::Pce;
 
 /// The 2 KiB C1 output bundled for `cuzk demo` (sealed by tools/fixtures).
 const DEMO_C1: &[u8] = include_bytes!("../../../fixtures/porep/2KiB/c1.json");
@@ -32,6 +33,11 @@ enum Command {
     Paramgen {
         #[command(subcommand)]
         kind: ParamgenKind,
+    },
+    /// Pre-compiled constraint matrices.
+    Pce {
+        #[command(subcommand)]
+        kind: PceKind,
     },
     /// Generate 2 KiB parameters if missing, prove the bundled 2 KiB sector, verify, time it.
     Demo {
@@ -56,7 +62,66 @@ enum ProveKind {
         out: PathBuf,
         #[arg(long, value_enum, default_value_t = BackendKind::Cpu)]
         backend: BackendKind,
+        /// How witnesses are produced.
+        #[arg(long, value_enum, default_value_t = SynthesisKind::Pce)]
+        synthesis: SynthesisKind,
+        /// PCE file [default: <params>/cuzk-pce-v1-<circuit id>.pce, extracted there if missing].
+        #[arg(long)]
+        pce: Option<PathBuf>,
+        /// How far to check parameter points when loading. `trusted` only range-checks
+        /// coordinates: a damaged point still cannot yield a wrong proof, since every proof is
+        /// verified against the (always fully checked) verifying key before it is returned.
+        #[arg(long, value_enum, default_value_t = CheckParams::Trusted)]
+        check_params: CheckParams,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CheckParams {
+    /// On-curve and subgroup checks (seconds per million points).
+    Full,
+    /// On-curve checks.
+    OnCurve,
+    /// Field-element range checks only.
+    Trusted,
+}
+
+impl From<CheckParams> for Validation {
+    fn from(c: CheckParams) -> Self {
+        match c {
+            CheckParams::Full => Validation::Full,
+            CheckParams::OnCurve => Validation::OnCurve,
+            CheckParams::Trusted => Validation::Trusted,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum PceKind {
+    /// Record a PoRep circuit's matrices into a PCE file.
+    Extract {
+        #[command(subcommand)]
+        kind: PceExtract,
+    },
+}
+
+#[derive(Subcommand)]
+enum PceExtract {
+    Porep {
+        /// 2KiB, 8MiB, 512MiB, 32GiB or 64GiB.
+        #[arg(long)]
+        sector_size: String,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SynthesisKind {
+    /// Witness-only synthesis plus pre-compiled matrices.
+    Pce,
+    /// Full constraint synthesis (the reference path).
+    Full,
 }
 
 #[derive(Subcommand)]
@@ -110,8 +175,55 @@ fn paramgen(shape: &SealShape, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Extracts `shape`'s matrices into `out` and reports size and time.
+fn pce_extract(shape: &SealShape, out: &Path) -> Result<Pce> {
+    let t = Instant::now();
+    let pce = shape.extract_pce()?;
+    let extract_ms = ms(t);
+    let t = Instant::now();
+    let digest = pce.write(out, &shape.pce_identity()?)?;
+    let file_bytes = std::fs::metadata(out)?.len();
+    println!(
+        "pce extract sector_size={} constraints={} nnz={} heap_bytes={} file_bytes={file_bytes} extract_ms={extract_ms} write_ms={} digest={}",
+        shape.sector_size(),
+        pce.num_constraints(),
+        pce.a.nnz() + pce.b.nnz() + pce.c.nnz(),
+        pce.heap_bytes(),
+        ms(t),
+        digest.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    );
+    Ok(pce)
+}
+
+/// Loads the PCE cache for `shape`, extracting (and caching) it when missing or unusable.
+fn pce_for(shape: &SealShape, path: &Path) -> Result<Pce> {
+    if path.exists() {
+        match Pce::load(path, Some(&shape.pce_identity()?)) {
+            Ok((pce, _)) => return Ok(pce),
+            Err(e) => eprintln!("warning: PCE cache unusable ({e}); extracting again"),
+        }
+    }
+    match pce_extract(shape, path) {
+        Ok(pce) => Ok(pce),
+        Err(e) => {
+            eprintln!(
+                "warning: could not cache the PCE at {} ({e:#}); using it in memory",
+                path.display()
+            );
+            Ok(shape.extract_pce()?)
+        }
+    }
+}
+
 /// Proves every partition of `c1`, verifies each proof, and returns the concatenated bytes.
-fn prove_porep(c1_bytes: &[u8], params_dir: &Path, backend: &dyn Backend) -> Result<Vec<u8>> {
+fn prove_porep(
+    c1_bytes: &[u8],
+    params_dir: &Path,
+    backend: &dyn Backend,
+    synthesis: SynthesisKind,
+    pce_path: Option<PathBuf>,
+    validation: Validation,
+) -> Result<Vec<u8>> {
     let total = Instant::now();
     let c1 = C1Input::parse(c1_bytes)?;
     let shape = SealShape::new(c1.output.registered_proof)?;
@@ -125,17 +237,31 @@ fn prove_porep(c1_bytes: &[u8], params_dir: &Path, backend: &dyn Backend) -> Res
         );
     }
     let t = Instant::now();
-    let pk = ProvingKey::read(&params_path, Validation::OnCurve)?;
+    let pk = ProvingKey::read(&params_path, validation)?;
     pk.preload()?;
     let load_ms = ms(t);
 
     let t = Instant::now();
-    let parts = shape.witnesses(&c1)?;
+    let pce = match synthesis {
+        SynthesisKind::Full => None,
+        SynthesisKind::Pce => {
+            let path =
+                pce_path.map_or_else(|| shape.pce_file_name().map(|n| params_dir.join(n)), Ok)?;
+            Some(pce_for(&shape, &path)?)
+        }
+    };
+    let pce_ms = ms(t);
+
+    let t = Instant::now();
+    let parts = shape.witnesses(&c1, pce.as_ref().map_or(Synthesis::Full, Synthesis::Pce))?;
     let synth_ms = ms(t);
 
     let t = Instant::now();
-    let witnesses: Vec<_> = parts.iter().map(|p| p.witness.clone()).collect();
-    let rs: Vec<Randomness> = parts
+    let (witnesses, inputs): (Vec<_>, Vec<_>) = parts
+        .into_iter()
+        .map(|p| (p.witness, p.public_inputs))
+        .unzip();
+    let rs: Vec<Randomness> = inputs
         .iter()
         .map(|_| Randomness::random(&mut rand::rngs::OsRng))
         .collect();
@@ -144,17 +270,19 @@ fn prove_porep(c1_bytes: &[u8], params_dir: &Path, backend: &dyn Backend) -> Res
 
     let t = Instant::now();
     let pvk = PreparedVerifyingKey::new(&pk.vk);
-    for (k, (proof, part)) in proofs.iter().zip(&parts).enumerate() {
-        if !verify_proof(&pvk, proof, &part.public_inputs)? {
+    drop(witnesses);
+    for (k, (proof, inputs)) in proofs.iter().zip(&inputs).enumerate() {
+        if !verify_proof(&pvk, proof, inputs)? {
             bail!("partition {k}: the proof does not verify; refusing to return it");
         }
     }
     let verify_ms = ms(t);
     println!(
-        "prove porep sector_size={} partitions={} backend={} load_ms={load_ms} synthesis_ms={synth_ms} prove_ms={prove_ms} verify_ms={verify_ms} total_ms={}",
+        "prove porep sector_size={} partitions={} backend={} synthesis={} load_ms={load_ms} pce_ms={pce_ms} synthesis_ms={synth_ms} prove_ms={prove_ms} verify_ms={verify_ms} total_ms={}",
         shape.sector_size(),
         proofs.len(),
         backend.name(),
+        if pce.is_some() { "pce" } else { "full" },
         ms(total)
     );
     Ok(proofs.iter().flat_map(Proof::to_bytes).collect())
@@ -169,17 +297,35 @@ fn main() -> Result<()> {
                     params,
                     out,
                     backend: b,
+                    synthesis,
+                    pce,
+                    check_params,
                 },
         } => {
             let bytes = std::fs::read(&c1).with_context(|| format!("reading {}", c1.display()))?;
             let dir = params.map_or_else(default_params_dir, Ok)?;
-            let proof = prove_porep(&bytes, &dir, backend(b).as_ref())?;
+            let proof = prove_porep(
+                &bytes,
+                &dir,
+                backend(b).as_ref(),
+                synthesis,
+                pce,
+                check_params.into(),
+            )?;
             std::fs::write(&out, &proof).with_context(|| format!("writing {}", out.display()))?;
             println!("wrote {} bytes to {}", proof.len(), out.display());
         }
         Command::Paramgen {
             kind: ParamgenKind::Porep { sector_size, out },
         } => paramgen(&SealShape::from_sector_size(&sector_size)?, &out)?,
+        Command::Pce {
+            kind:
+                PceKind::Extract {
+                    kind: PceExtract::Porep { sector_size, out },
+                },
+        } => {
+            pce_extract(&SealShape::from_sector_size(&sector_size)?, &out)?;
+        }
         Command::Demo { params } => {
             let dir = match params {
                 Some(d) => d,
@@ -195,7 +341,14 @@ fn main() -> Result<()> {
                 );
                 paramgen(&shape, &dir)?;
             }
-            let proof = prove_porep(DEMO_C1, &dir, &CpuBackend)?;
+            let proof = prove_porep(
+                DEMO_C1,
+                &dir,
+                &CpuBackend,
+                SynthesisKind::Pce,
+                None,
+                Validation::Trusted,
+            )?;
             println!(
                 "demo: proved and verified the bundled 2 KiB sector ({} bytes)",
                 proof.len()

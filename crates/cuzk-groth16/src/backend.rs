@@ -77,8 +77,7 @@ impl Backend for CpuBackend {
 pub fn quotient(a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Domain, Coefficients), ProverError> {
     let domain = Domain::for_size(a.len())?;
     let coset = |v: &[Fr]| -> Result<_, ProverError> {
-        let e = domain.evaluations(v.to_vec())?;
-        Ok(domain.coset_fft(domain.ifft(e)))
+        Ok(domain.evaluations_to_coset(domain.evaluations(v.to_vec())?))
     };
     let (ra, (rb, rc)) = rayon::join(|| coset(a), || rayon::join(|| coset(b), || coset(c)));
     let (mut a, b, c) = (ra?, rb?, rc?);
@@ -135,7 +134,8 @@ fn prove_one(pk: &ProvingKey, w: &Witness, rs: &Randomness) -> Result<Proof, Pro
         .chain(d.b_aux.select(&w.aux))
         .collect();
 
-    let (h_acc, l_acc) = (msm::g1(pk.h()?, h), msm::g1(pk.l()?, &w.aux));
+    let h_acc = msm::g1(pk.h()?, h);
+    let l_acc = msm::g1(pk.l()?, &w.aux);
     let a_points = pk.a()?;
     let (a_in, a_rest) = a_points.split_at(w.input.len());
     let a_acc = msm::g1(a_in, &w.input) + msm::g1(a_rest, &a_aux);

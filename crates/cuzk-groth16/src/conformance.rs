@@ -238,7 +238,7 @@ pub fn check_backend(
 /// benchmarks and backend tests at sizes where hashing to the curve would take minutes.
 pub fn random_points<G: Projective>(n: usize, seed: u64) -> Vec<G::AffineRepr>
 where
-    G::AffineRepr: Copy + Default + Send + Sync,
+    G::AffineRepr: crate::curve::Coords,
 {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let (p, q) = (G::random(&mut rng), G::random(&mut rng));

@@ -30,6 +30,24 @@ impl Density {
         d
     }
 
+    /// Rebuilds a bitmap from its words (as stored on disk); `None` if they do not fit `len`
+    /// bits or have bits set past `len`.
+    pub fn from_words(words: Vec<u64>, len: usize) -> Option<Self> {
+        if words.len() != len.div_ceil(64) {
+            return None;
+        }
+        if len % 64 != 0 && words.last().is_some_and(|w| w >> (len % 64) != 0) {
+            return None;
+        }
+        let ones = words.iter().map(|w| w.count_ones() as usize).sum();
+        Some(Density { words, len, ones })
+    }
+
+    /// The bitmap's 64-bit words, bit `i` at `words[i / 64] >> (i % 64)`.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
     /// Appends one unset bit.
     pub fn push(&mut self) {
         if self.len % 64 == 0 {
@@ -104,6 +122,16 @@ mod tests {
             prop_assert_eq!(d.count(), want.len());
             prop_assert_eq!(d.iter_ones().collect::<Vec<_>>(), want.into_iter().collect::<Vec<_>>());
         }
+    }
+
+    #[test]
+    fn words_round_trip() {
+        let mut d = Density::new(70);
+        d.set(3);
+        d.set(69);
+        assert_eq!(Density::from_words(d.words().to_vec(), 70), Some(d.clone()));
+        assert_eq!(Density::from_words(d.words().to_vec(), 69), None);
+        assert_eq!(Density::from_words(vec![0], 70), None);
     }
 
     #[test]

@@ -1,10 +1,71 @@
-//! Multi-scalar multiplication on the CPU through blst's multi-threaded Pippenger.
+//! Multi-scalar multiplication on the CPU.
+//!
+//! Witness-side MSMs of Filecoin circuits are dominated by 0/1 scalars (bit decompositions),
+//! so [`g1`] and [`g2`] first drop zeros and sum the points of ones with plain additions, and
+//! hand only the remaining scalars to blst's multi-threaded Pippenger ([`blst_g1`],
+//! [`blst_g2`]). Inputs with few such scalars (the H query) go to blst unchanged.
+
+use std::ops::AddAssign;
 
 use blst::{blst_p1_affine, blst_p2_affine, MultiPoint};
+use ff::Field;
 use group::Group;
 use rayon::prelude::*;
 
 use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+
+/// `Σ scalars[i] · points[i]` over G1. The slices must have equal length.
+pub fn g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
+    split(points, scalars, blst_g1)
+}
+
+/// `Σ scalars[i] · points[i]` over G2. The slices must have equal length.
+pub fn g2(points: &[G2Affine], scalars: &[Fr]) -> G2Projective {
+    split(points, scalars, blst_g2)
+}
+
+/// Below this share of 0/1 scalars, splitting costs more (gathering points) than it saves.
+const SPLIT_MIN_PERCENT: usize = 25;
+
+fn split<A, G>(points: &[A], scalars: &[Fr], msm: fn(&[A], &[Fr]) -> G) -> G
+where
+    A: Copy + Send + Sync,
+    G: Group + Send + for<'a> AddAssign<&'a A>,
+{
+    assert_eq!(points.len(), scalars.len(), "msm length mismatch");
+    let trivial = scalars
+        .par_iter()
+        .filter(|s| bool::from(s.is_zero()) || **s == Fr::ONE)
+        .count();
+    if trivial * 100 < scalars.len() * SPLIT_MIN_PERCENT {
+        return msm(points, scalars);
+    }
+    let (ones, (rest_p, rest_s)) = points
+        .par_chunks(1 << 14)
+        .zip(scalars.par_chunks(1 << 14))
+        .map(|(p, s)| {
+            let mut ones = G::identity();
+            let (mut rp, mut rs) = (Vec::new(), Vec::new());
+            for (p, s) in p.iter().zip(s) {
+                if *s == Fr::ONE {
+                    ones += p;
+                } else if !bool::from(s.is_zero()) {
+                    rp.push(*p);
+                    rs.push(*s);
+                }
+            }
+            (ones, (rp, rs))
+        })
+        .reduce(
+            || (G::identity(), (Vec::new(), Vec::new())),
+            |(a, (mut ap, mut as_)), (b, (bp, bs))| {
+                ap.extend(bp);
+                as_.extend(bs);
+                (a + b, (ap, as_))
+            },
+        );
+    ones + msm(&rest_p, &rest_s)
+}
 
 /// Little-endian 32-byte encodings of the scalars, the input blst expects.
 fn scalar_bytes(scalars: &[Fr]) -> Vec<u8> {
@@ -15,8 +76,8 @@ fn scalar_bytes(scalars: &[Fr]) -> Vec<u8> {
     out
 }
 
-/// `Σ scalars[i] · points[i]` over G1. The slices must have equal length.
-pub fn g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
+/// blst's multi-threaded Pippenger over G1.
+pub fn blst_g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
     assert_eq!(points.len(), scalars.len(), "msm length mismatch");
     if points.is_empty() {
         return G1Projective::identity();
@@ -30,8 +91,8 @@ pub fn g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
     unsafe { std::mem::transmute::<blst::blst_p1, G1Projective>(out) }
 }
 
-/// `Σ scalars[i] · points[i]` over G2. The slices must have equal length.
-pub fn g2(points: &[G2Affine], scalars: &[Fr]) -> G2Projective {
+/// blst's multi-threaded Pippenger over G2.
+pub fn blst_g2(points: &[G2Affine], scalars: &[Fr]) -> G2Projective {
     assert_eq!(points.len(), scalars.len(), "msm length mismatch");
     if points.is_empty() {
         return G2Projective::identity();
@@ -48,23 +109,49 @@ pub fn g2(points: &[G2Affine], scalars: &[Fr]) -> G2Projective {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ff::Field;
+    use crate::conformance::{random_g1, random_scalars};
     use group::Curve;
     use proptest::prelude::*;
     use rand_chacha::rand_core::SeedableRng;
 
+    /// Mixed 0/1 and general scalars take the split path; repeated points and ±scalars too.
+    #[test]
+    fn agrees_with_blst_on_awkward_inputs() {
+        let n = 1 << 17;
+        let mut p = random_g1(n, 1);
+        let mut s = random_scalars(n, 2);
+        for i in 0..1000 {
+            p[2 * i + 1] = p[2 * i];
+            s[2 * i + 1] = if i % 2 == 0 { s[2 * i] } else { -s[2 * i] };
+            s[5000 + i] = Fr::from(i as u64);
+            s[9000 + i] = -Fr::ONE;
+        }
+        assert_eq!(g1(&p, &s), blst_g1(&p, &s));
+        let bits: Vec<Fr> = (0..n).map(|i| Fr::from((i % 3 == 0) as u64)).collect();
+        assert_eq!(g1(&p, &bits), blst_g1(&p, &bits));
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(12))]
         #[test]
-        fn matches_naive(len in 0usize..80, seed in any::<u64>(), zeros in any::<bool>()) {
+        fn matches_naive(len in 0usize..80, seed in any::<u64>(), bits in any::<bool>()) {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
             let p1: Vec<G1Affine> = (0..len).map(|_| G1Projective::random(&mut rng).to_affine()).collect();
             let p2: Vec<G2Affine> = (0..len).map(|_| G2Projective::random(&mut rng).to_affine()).collect();
-            let s: Vec<Fr> = (0..len).map(|i| if zeros && i % 3 == 0 { Fr::ZERO } else { Fr::random(&mut rng) }).collect();
+            // With `bits`, two thirds of the scalars are 0 or 1: the split path.
+            let s: Vec<Fr> = (0..len)
+                .map(|i| match (bits, i % 3) {
+                    (true, 0) => Fr::ZERO,
+                    (true, 1) => Fr::ONE,
+                    _ => Fr::random(&mut rng),
+                })
+                .collect();
             let n1 = p1.iter().zip(&s).fold(G1Projective::identity(), |acc, (p, s)| acc + *p * s);
             let n2 = p2.iter().zip(&s).fold(G2Projective::identity(), |acc, (p, s)| acc + *p * s);
             prop_assert_eq!(g1(&p1, &s), n1);
             prop_assert_eq!(g2(&p2, &s), n2);
+            prop_assert_eq!(blst_g1(&p1, &s), n1);
+            prop_assert_eq!(blst_g2(&p2, &s), n2);
         }
     }
 }

@@ -16,6 +16,8 @@ use group::prime::PrimeCurveAffine;
 use rayon::prelude::*;
 use thiserror::Error;
 
+use blstrs::{Fp, Fp2};
+
 use crate::{G1Affine, G2Affine};
 
 /// How much to trust a parameter file's points.
@@ -24,8 +26,11 @@ pub enum Validation {
     /// On-curve and subgroup checks on every point (slow for large files: seconds per million).
     #[default]
     Full,
-    /// On-curve checks only, for files whose origin is trusted (what upstream does when proving).
+    /// On-curve checks only (what upstream does when proving).
     OnCurve,
+    /// Coordinates are only checked to be field elements: for files whose origin is trusted,
+    /// where a damaged point would still be caught by verifying the proof it went into.
+    Trusted,
 }
 
 #[derive(Debug, Error)]
@@ -68,6 +73,45 @@ pub(crate) trait Stored: PrimeCurveAffine + Copy + Send + Sync {
     fn encode(&self, out: &mut [u8]);
 }
 
+/// Splits an uncompressed encoding's flag bits off its first byte: the compression flag must
+/// be clear, and infinity is refused as upstream does.
+fn strip_flags<const N: usize>(raw: &[u8; N]) -> Result<[u8; N], &'static str> {
+    match raw[0] >> 5 {
+        0 => Ok(*raw),
+        2 => Err("point at infinity"),
+        _ => Err("compressed or malformed encoding flags"),
+    }
+}
+
+fn fp(bytes: &[u8]) -> Result<Fp, &'static str> {
+    Option::from(Fp::from_bytes_be(bytes.try_into().expect("48 bytes")))
+        .ok_or("coordinate is not a field element")
+}
+
+/// Builds a point from its raw uncompressed coordinates without any curve check.
+trait FromCoordinates: Sized {
+    fn from_coordinates(raw: &[u8]) -> Result<Self, &'static str>;
+}
+
+impl FromCoordinates for G1Affine {
+    fn from_coordinates(raw: &[u8]) -> Result<Self, &'static str> {
+        Ok(G1Affine::from_raw_unchecked(
+            fp(&raw[..48])?,
+            fp(&raw[48..])?,
+            false,
+        ))
+    }
+}
+
+impl FromCoordinates for G2Affine {
+    fn from_coordinates(raw: &[u8]) -> Result<Self, &'static str> {
+        // G2 coordinates are written c1 then c0.
+        let x = Fp2::new(fp(&raw[48..96])?, fp(&raw[..48])?);
+        let y = Fp2::new(fp(&raw[144..])?, fp(&raw[96..144])?);
+        Ok(G2Affine::from_raw_unchecked(x, y, false))
+    }
+}
+
 macro_rules! stored {
     ($t:ty, $n:literal) => {
         impl Stored for $t {
@@ -75,13 +119,15 @@ macro_rules! stored {
             fn decode(bytes: &[u8], v: Validation) -> Result<Self, &'static str> {
                 let raw: &[u8; $n] = bytes.try_into().map_err(|_| "short point")?;
                 let p: $t = match v {
-                    Validation::Full => Option::from(<$t>::from_uncompressed(raw)),
-                    Validation::OnCurve => Option::from(<$t>::from_uncompressed_unchecked(raw)),
-                }
-                .ok_or(match v {
-                    Validation::Full => "not an encoded point of the prime-order subgroup",
-                    Validation::OnCurve => "not an encoded curve point",
-                })?;
+                    Validation::Full => Option::from(<$t>::from_uncompressed(raw))
+                        .ok_or("not an encoded point of the prime-order subgroup")?,
+                    Validation::OnCurve => Option::from(<$t>::from_uncompressed_unchecked(raw))
+                        .ok_or("not an encoded curve point")?,
+                    Validation::Trusted => {
+                        let raw = strip_flags(raw)?;
+                        <$t>::from_coordinates(&raw)?
+                    }
+                };
                 if bool::from(p.is_identity()) {
                     return Err("point at infinity");
                 }

@@ -55,7 +55,7 @@ proptest! {
         let mut bytes = full.clone();
         let pos = pos % bytes.len();
         bytes[pos] ^= 1 << bit;
-        for v in [Validation::Full, Validation::OnCurve] {
+        for v in [Validation::Full, Validation::OnCurve, Validation::Trusted] {
             if let Err(e) = load_all(bytes.clone(), v) {
                 // Every error names where it happened.
                 let msg = e.to_string();
@@ -121,6 +121,11 @@ fn files_round_trip_through_disk() {
     let mapped = ProvingKey::read(&path, Validation::Full).unwrap();
     mapped.preload().unwrap();
     assert_eq!(mapped.vk, pk.vk);
+    // The trusted decoder yields the very same points.
+    let trusted = ProvingKey::read(&path, Validation::Trusted).unwrap();
+    assert_eq!(trusted.h().unwrap(), pk.h().unwrap());
+    assert_eq!(trusted.a().unwrap(), pk.a().unwrap());
+    assert_eq!(trusted.b_g2().unwrap(), pk.b_g2().unwrap());
     pk.vk.write(dir.path().join("k.vk")).unwrap();
     assert_eq!(VerifyingKey::read(dir.path().join("k.vk")).unwrap(), pk.vk);
     // No temporary files are left behind.

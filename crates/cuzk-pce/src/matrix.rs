@@ -1,0 +1,233 @@
+//! One constraint matrix in compact CSR form.
+//!
+//! Each non-zero is one `u32`: the column in the high 28 bits, a 4-bit tag in the low bits.
+//! Tags 0..14 name the matrix's 15 most frequent coefficients (±1 and small powers of two in
+//! Filecoin circuits); tag 15 takes the coefficient's dictionary index from `escapes`, which
+//! holds one `u32` per escaped entry in entry order. `escape_marks` records how many escapes
+//! precede every `CHUNK_ROWS`-th row so that row blocks can be evaluated independently.
+
+use std::sync::Arc;
+
+use cuzk_groth16::Fr;
+use ff::Field;
+use rayon::prelude::*;
+
+/// Rows evaluated per parallel task, and the spacing of `escape_marks`.
+pub const CHUNK_ROWS: usize = 1 << 12;
+/// The tag that sends a lookup to `escapes`.
+pub const ESCAPE: u32 = 15;
+/// Columns must fit in the 28 bits above the tag.
+pub const MAX_COLUMNS: usize = 1 << 28;
+
+/// `u32` words, owned or borrowed from a mapped file.
+#[derive(Clone)]
+pub enum Words {
+    Owned(Vec<u32>),
+    Mapped {
+        map: Arc<memmap2::Mmap>,
+        /// Byte offset, a multiple of 4.
+        offset: usize,
+        len: usize,
+    },
+}
+
+impl Words {
+    pub fn as_slice(&self) -> &[u32] {
+        match self {
+            Words::Owned(v) => v,
+            Words::Mapped { map, offset, len } => {
+                let bytes = &map[*offset..*offset + len * 4];
+                // SAFETY: the file loader checked the alignment (sections start on 64-byte
+                // boundaries of a page-aligned map), the bounds, and the host's endianness.
+                unsafe { std::slice::from_raw_parts(bytes.as_ptr() as *const u32, *len) }
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Words {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Words({})", self.as_slice().len())
+    }
+}
+
+impl PartialEq for Words {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+impl Eq for Words {}
+
+/// How a coefficient can be applied without a full multiplication.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    One,
+    MinusOne,
+    Other,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Matrix {
+    pub(crate) row_starts: Words,
+    pub(crate) entries: Words,
+    pub(crate) escapes: Words,
+    pub(crate) escape_marks: Words,
+    pub(crate) dict: Vec<Fr>,
+}
+
+/// Which witness values are 0 or 1: most of a Filecoin witness is bits, and those need no
+/// multiplication.
+pub(crate) struct Classes {
+    zero: Vec<u64>,
+    one: Vec<u64>,
+}
+
+impl Classes {
+    pub(crate) fn of(input: &[Fr], aux: &[Fr]) -> Self {
+        let n = input.len() + aux.len();
+        let words = n.div_ceil(64);
+        let value = |i: usize| {
+            if i < input.len() {
+                &input[i]
+            } else {
+                &aux[i - input.len()]
+            }
+        };
+        let (zero, one) = (0..words)
+            .into_par_iter()
+            .map(|w| {
+                let (mut z, mut o) = (0u64, 0u64);
+                for b in 0..64.min(n - w * 64) {
+                    let v = value(w * 64 + b);
+                    if bool::from(v.is_zero()) {
+                        z |= 1 << b;
+                    } else if *v == Fr::ONE {
+                        o |= 1 << b;
+                    }
+                }
+                (z, o)
+            })
+            .unzip();
+        Classes { zero, one }
+    }
+
+    #[inline]
+    fn bit(words: &[u64], i: usize) -> bool {
+        words[i / 64] >> (i % 64) & 1 == 1
+    }
+}
+
+impl Matrix {
+    pub fn rows(&self) -> usize {
+        self.row_starts.as_slice().len().saturating_sub(1)
+    }
+
+    /// Number of non-zero entries.
+    pub fn nnz(&self) -> usize {
+        self.entries.as_slice().len()
+    }
+
+    /// Distinct coefficients.
+    pub fn dictionary(&self) -> &[Fr] {
+        &self.dict
+    }
+
+    /// Entries whose coefficient is not among the 15 tagged ones.
+    pub fn escaped(&self) -> usize {
+        self.escapes.as_slice().len()
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        4 * (self.row_starts.as_slice().len()
+            + self.entries.as_slice().len()
+            + self.escapes.as_slice().len()
+            + self.escape_marks.as_slice().len())
+            + 32 * self.dict.len()
+    }
+
+    /// The non-zeros of `row` as `(column, coefficient)`, columns counted inputs first.
+    pub fn row(&self, row: usize) -> Vec<(usize, Fr)> {
+        let rs = self.row_starts.as_slice();
+        let (entries, escapes) = (self.entries.as_slice(), self.escapes.as_slice());
+        let chunk = row / CHUNK_ROWS;
+        let mut esc = self.escape_marks.as_slice()[chunk] as usize;
+        let mut out = vec![];
+        for r in chunk * CHUNK_ROWS..=row {
+            for &e in &entries[rs[r] as usize..rs[r + 1] as usize] {
+                let idx = if e & 15 == ESCAPE {
+                    esc += 1;
+                    escapes[esc - 1] as usize
+                } else {
+                    (e & 15) as usize
+                };
+                if r == row {
+                    out.push(((e >> 4) as usize, self.dict[idx]));
+                }
+            }
+        }
+        out
+    }
+
+    fn kinds(&self) -> Vec<Kind> {
+        self.dict
+            .iter()
+            .map(|c| {
+                if *c == Fr::ONE {
+                    Kind::One
+                } else if *c == -Fr::ONE {
+                    Kind::MinusOne
+                } else {
+                    Kind::Other
+                }
+            })
+            .collect()
+    }
+
+    /// `M · (input ‖ aux)`, one value per row, rows evaluated in parallel blocks.
+    pub(crate) fn mul_vec(&self, input: &[Fr], aux: &[Fr], classes: &Classes) -> Vec<Fr> {
+        let rs = self.row_starts.as_slice();
+        let (entries, escapes, marks) = (
+            self.entries.as_slice(),
+            self.escapes.as_slice(),
+            self.escape_marks.as_slice(),
+        );
+        let kinds = self.kinds();
+        let dict = &self.dict;
+        let ni = input.len();
+        let mut out = vec![Fr::ZERO; self.rows()];
+        out.par_chunks_mut(CHUNK_ROWS)
+            .enumerate()
+            .for_each(|(k, chunk)| {
+                let mut esc = marks[k] as usize;
+                let r0 = k * CHUNK_ROWS;
+                for (i, o) in chunk.iter_mut().enumerate() {
+                    let r = r0 + i;
+                    let mut acc = Fr::ZERO;
+                    for &e in &entries[rs[r] as usize..rs[r + 1] as usize] {
+                        let idx = if e & 15 == ESCAPE {
+                            esc += 1;
+                            escapes[esc - 1] as usize
+                        } else {
+                            (e & 15) as usize
+                        };
+                        let col = (e >> 4) as usize;
+                        if Classes::bit(&classes.zero, col) {
+                            continue;
+                        }
+                        if Classes::bit(&classes.one, col) {
+                            acc += dict[idx];
+                            continue;
+                        }
+                        let v = if col < ni { input[col] } else { aux[col - ni] };
+                        match kinds[idx] {
+                            Kind::One => acc += v,
+                            Kind::MinusOne => acc -= v,
+                            Kind::Other => acc += v * dict[idx],
+                        }
+                    }
+                    *o = acc;
+                }
+            });
+        out
+    }
+}
