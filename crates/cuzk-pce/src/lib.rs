@@ -43,6 +43,14 @@ pub enum PceError {
     File(#[from] file::FileError),
 }
 
+/// Names one of the three matrices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    A,
+    B,
+    C,
+}
+
 /// A circuit's constraint matrices and the densities they imply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pce {
@@ -72,9 +80,7 @@ impl Pce {
         self.evaluate(input, aux)
     }
 
-    /// `a = A·w`, `b = B·w`, `c = C·w` for `w = input ‖ aux`, plus the `input·0 = 0` rows, in
-    /// the layout [`cuzk_groth16::backend::Backend`] expects.
-    pub fn evaluate(&self, input: Vec<Fr>, aux: Vec<Fr>) -> Result<Witness, PceError> {
+    fn check_shape(&self, input: &[Fr], aux: &[Fr]) -> Result<(), PceError> {
         for (what, expected, got) in [
             ("input", self.num_inputs, input.len()),
             ("aux", self.num_aux, aux.len()),
@@ -87,6 +93,24 @@ impl Pce {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// One matrix times `input ‖ aux`, one value per constraint.
+    pub fn product(&self, which: Which, input: &[Fr], aux: &[Fr]) -> Result<Vec<Fr>, PceError> {
+        self.check_shape(input, aux)?;
+        let m = match which {
+            Which::A => &self.a,
+            Which::B => &self.b,
+            Which::C => &self.c,
+        };
+        Ok(m.mul_vec(input, aux, &matrix::Classes::of(input, aux)))
+    }
+
+    /// `a = A·w`, `b = B·w`, `c = C·w` for `w = input ‖ aux`, plus the `input·0 = 0` rows, in
+    /// the layout [`cuzk_groth16::backend::Backend`] expects.
+    pub fn evaluate(&self, input: Vec<Fr>, aux: Vec<Fr>) -> Result<Witness, PceError> {
+        self.check_shape(&input, &aux)?;
         let classes = matrix::Classes::of(&input, &aux);
         let (mut a, (b, c)) = rayon::join(
             || self.a.mul_vec(&input, &aux, &classes),

@@ -123,4 +123,36 @@ fn interleaved_allocation_and_namespaces() {
 fn wrong_witness_shape_is_an_error() {
     let pce = Pce::extract(Interleaved(Fr::ONE)).unwrap();
     assert!(pce.evaluate(vec![Fr::ONE], vec![]).is_err());
+    assert!(pce.product(cuzk_pce::Which::B, &[Fr::ONE], &[]).is_err());
+}
+
+#[test]
+fn single_products_match_evaluate() {
+    let circuit = RandomCircuit::new(
+        Shape {
+            inputs: 2,
+            free_aux: 9,
+            constraints: 99,
+            max_terms: 5,
+            zero_witness: false,
+            b_only_one: false,
+        },
+        4,
+    );
+    let pce = Pce::extract(circuit.clone()).unwrap();
+    let (input, aux) = cuzk_pce::WitnessCs::assign(circuit).unwrap();
+    let w = pce.evaluate(input.clone(), aux.clone()).unwrap();
+    let rows = pce.num_constraints();
+    assert_eq!(
+        pce.product(cuzk_pce::Which::A, &input, &aux).unwrap(),
+        w.a[..rows]
+    );
+    assert_eq!(
+        pce.product(cuzk_pce::Which::B, &input, &aux).unwrap(),
+        w.b[..rows]
+    );
+    assert_eq!(
+        pce.product(cuzk_pce::Which::C, &input, &aux).unwrap(),
+        w.c[..rows]
+    );
 }
