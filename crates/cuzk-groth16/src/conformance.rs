@@ -40,6 +40,23 @@ pub struct RandomCircuit {
     pub seed: u64,
 }
 
+impl Shape {
+    /// A random small shape (for property tests): up to `max_constraints` constraints, every
+    /// flag drawn.
+    pub fn random(seed: u64, max_constraints: usize) -> Shape {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let mut below = |n: usize| (rng.next_u32() as usize) % n.max(1);
+        Shape {
+            inputs: below(6),
+            free_aux: below(30),
+            constraints: 1 + below(max_constraints),
+            max_terms: 1 + below(7),
+            zero_witness: below(2) == 1,
+            b_only_one: below(2) == 1,
+        }
+    }
+}
+
 impl RandomCircuit {
     pub fn new(shape: Shape, seed: u64) -> Self {
         RandomCircuit { shape, seed }

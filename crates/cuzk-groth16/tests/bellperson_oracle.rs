@@ -17,24 +17,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
 fn shapes() -> impl Strategy<Value = Shape> {
-    (
-        0usize..6,
-        0usize..20,
-        1usize..70,
-        1usize..6,
-        any::<bool>(),
-        any::<bool>(),
-    )
-        .prop_map(
-            |(inputs, free_aux, constraints, max_terms, zero_witness, b_only_one)| Shape {
-                inputs,
-                free_aux,
-                constraints,
-                max_terms,
-                zero_witness,
-                b_only_one,
-            },
-        )
+    any::<u64>().prop_map(|seed| Shape::random(seed, 70))
 }
 
 fn bp_bytes(p: &bp::Proof<Bls12>) -> Vec<u8> {

@@ -117,6 +117,17 @@ impl Classes {
     }
 }
 
+/// The dictionary index of entry `e`, consuming the next escape (cursor `esc`) if it has one.
+#[inline]
+fn coefficient(e: u32, escapes: &[u32], esc: &mut usize) -> usize {
+    if e & 15 == ESCAPE {
+        *esc += 1;
+        escapes[*esc - 1] as usize
+    } else {
+        (e & 15) as usize
+    }
+}
+
 impl Matrix {
     pub fn rows(&self) -> usize {
         self.row_starts.as_slice().len().saturating_sub(1)
@@ -154,12 +165,7 @@ impl Matrix {
         let mut out = vec![];
         for r in chunk * CHUNK_ROWS..=row {
             for &e in &entries[rs[r] as usize..rs[r + 1] as usize] {
-                let idx = if e & 15 == ESCAPE {
-                    esc += 1;
-                    escapes[esc - 1] as usize
-                } else {
-                    (e & 15) as usize
-                };
+                let idx = coefficient(e, escapes, &mut esc);
                 if r == row {
                     out.push(((e >> 4) as usize, self.dict[idx]));
                 }
@@ -204,12 +210,7 @@ impl Matrix {
                     let r = r0 + i;
                     let mut acc = Fr::ZERO;
                     for &e in &entries[rs[r] as usize..rs[r + 1] as usize] {
-                        let idx = if e & 15 == ESCAPE {
-                            esc += 1;
-                            escapes[esc - 1] as usize
-                        } else {
-                            (e & 15) as usize
-                        };
+                        let idx = coefficient(e, escapes, &mut esc);
                         let col = (e >> 4) as usize;
                         if Classes::bit(&classes.zero, col) {
                             continue;

@@ -12,24 +12,7 @@ use proptest::prelude::*;
 use rand::SeedableRng;
 
 fn shapes() -> impl Strategy<Value = Shape> {
-    (
-        0usize..6,
-        0usize..30,
-        1usize..200,
-        1usize..8,
-        any::<bool>(),
-        any::<bool>(),
-    )
-        .prop_map(
-            |(inputs, free_aux, constraints, max_terms, zero_witness, b_only_one)| Shape {
-                inputs,
-                free_aux,
-                constraints,
-                max_terms,
-                zero_witness,
-                b_only_one,
-            },
-        )
+    any::<u64>().prop_map(|seed| Shape::random(seed, 200))
 }
 
 proptest! {
