@@ -22,6 +22,9 @@ pub enum ProverError {
     /// A batch call got a different number of witnesses and randomness pairs.
     #[error("batch has {witnesses} witnesses but {randomness} randomness pairs")]
     BatchShape { witnesses: usize, randomness: usize },
+    /// The circuit exceeds what the recorder can index.
+    #[error("circuit too large to record: {what} exceed {max}")]
+    TooLarge { what: &'static str, max: usize },
     /// The setup found an aux column that no constraint uses.
     #[error(
         "aux variable {column} appears in no constraint; bellperson parameters cannot represent it"

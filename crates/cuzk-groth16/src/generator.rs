@@ -1,135 +1,20 @@
 //! A random Groth16 setup for any circuit, writing what bellperson's prover and verifier read.
 //!
-//! The circuit is recorded once (its A, B, C terms), the QAP polynomials are evaluated at τ
+//! The circuit is recorded once ([`crate::r1cs`]), the QAP polynomials are evaluated at τ
 //! through the Lagrange basis of the domain, and every query point is a fixed-base scalar
 //! multiplication from one precomputed window table per group.
 
-use bellpepper_core::{
-    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
-};
+use bellpepper_core::Circuit;
 use ff::Field;
 use group::{Curve, Group};
 use rand_core::RngCore;
 use rayon::prelude::*;
 
 use crate::curve::FixedBase;
-use crate::density::Density;
 use crate::domain::{powers, Domain};
 use crate::params::{ProvingKey, VerifyingKey};
+use crate::r1cs::{self, Recording};
 use crate::{Fr, G1Projective, G2Projective, ProverError};
-
-const INPUT_TAG: u32 = 1 << 31;
-
-/// The non-zero terms of one matrix as `(row, column, coefficient)`; input columns carry
-/// `INPUT_TAG`.
-#[derive(Default)]
-struct Terms(Vec<(u32, u32, Fr)>);
-
-/// Records the shape of a circuit: its sizes and every matrix term.
-#[derive(Default)]
-struct Recorder {
-    inputs: usize,
-    aux: usize,
-    rows: usize,
-    m: [Terms; 3],
-}
-
-impl Recorder {
-    fn push(&mut self, which: usize, lc: &LinearCombination<Fr>) {
-        let row = self.rows as u32;
-        let t = &mut self.m[which].0;
-        for (&i, c) in lc.iter_inputs() {
-            if !bool::from(c.is_zero()) {
-                t.push((row, i as u32 | INPUT_TAG, *c));
-            }
-        }
-        for (&i, c) in lc.iter_aux() {
-            if !bool::from(c.is_zero()) {
-                t.push((row, i as u32, *c));
-            }
-        }
-    }
-}
-
-impl ConstraintSystem<Fr> for Recorder {
-    type Root = Self;
-
-    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Fr, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.aux += 1;
-        Ok(Variable::new_unchecked(Index::Aux(self.aux - 1)))
-    }
-
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Fr, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.inputs += 1;
-        Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
-        LB: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
-        LC: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
-    {
-        self.push(0, &a(LinearCombination::zero()));
-        self.push(1, &b(LinearCombination::zero()));
-        self.push(2, &c(LinearCombination::zero()));
-        self.rows += 1;
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
-}
-
-/// One QAP polynomial family evaluated at τ, split by column kind.
-struct AtTau {
-    input: Vec<Fr>,
-    aux: Vec<Fr>,
-    input_density: Density,
-    aux_density: Density,
-}
-
-fn evaluate(terms: &Terms, lagrange: &[Fr], inputs: usize, aux: usize) -> AtTau {
-    let mut out = AtTau {
-        input: vec![Fr::ZERO; inputs],
-        aux: vec![Fr::ZERO; aux],
-        input_density: Density::new(inputs),
-        aux_density: Density::new(aux),
-    };
-    for &(row, col, coeff) in &terms.0 {
-        let v = coeff * lagrange[row as usize];
-        if col & INPUT_TAG != 0 {
-            let i = (col & !INPUT_TAG) as usize;
-            out.input[i] += v;
-            out.input_density.set(i);
-        } else {
-            out.aux[col as usize] += v;
-            out.aux_density.set(col as usize);
-        }
-    }
-    out
-}
 
 fn nonzero(rng: &mut impl RngCore) -> Fr {
     loop {
@@ -145,16 +30,14 @@ pub fn generate<C: Circuit<Fr>, R: RngCore>(
     circuit: C,
     rng: &mut R,
 ) -> Result<ProvingKey, ProverError> {
-    let mut cs = Recorder::default();
-    cs.alloc_input(|| "one", || Ok(Fr::ONE))?;
-    circuit.synthesize(&mut cs)?;
-    // The `input_i · 0 = 0` rows make the input polynomials linearly independent.
-    for i in 0..cs.inputs {
-        let row = cs.rows as u32;
-        cs.m[0].0.push((row, i as u32 | INPUT_TAG, Fr::ONE));
-        cs.rows += 1;
-    }
-    let domain = Domain::for_size(cs.rows)?;
+    generate_from(&r1cs::record(circuit)?, rng)
+}
+
+/// Runs a fresh random setup for a recorded circuit.
+pub fn generate_from<R: RngCore>(cs: &Recording, rng: &mut R) -> Result<ProvingKey, ProverError> {
+    let (inputs, aux, rows) = (cs.num_inputs, cs.num_aux, cs.num_constraints());
+    // The prover's `input_i · 0 = 0` rows follow the constraints.
+    let domain = Domain::for_size(rows + inputs)?;
 
     let g1 = G1Projective::random(&mut *rng);
     let g2 = G2Projective::random(&mut *rng);
@@ -167,17 +50,19 @@ pub fn generate<C: Circuit<Fr>, R: RngCore>(
     };
     let (gamma_inv, delta_inv) = (gamma.invert().unwrap(), delta.invert().unwrap());
 
-    let (inputs, aux) = (cs.inputs, cs.aux);
-    let [ta, tb, tc] = &cs.m;
-    let ((u, v), w) = rayon::join(
+    let ((mut u, v), w) = rayon::join(
         || {
             rayon::join(
-                || evaluate(ta, &lagrange, inputs, aux),
-                || evaluate(tb, &lagrange, inputs, aux),
+                || cs.a.column_values(&lagrange, inputs, aux),
+                || cs.b.column_values(&lagrange, inputs, aux),
             )
         },
-        || evaluate(tc, &lagrange, inputs, aux),
+        || cs.c.column_values(&lagrange, inputs, aux),
     );
+    // Input i's extra row makes the input polynomials linearly independent.
+    for (i, x) in u.input.iter_mut().enumerate() {
+        *x += lagrange[rows + i];
+    }
     drop(lagrange);
 
     let combine = |u: &[Fr], v: &[Fr], w: &[Fr], k: Fr| -> Vec<Fr> {

@@ -18,6 +18,7 @@ pub mod msm;
 pub mod params;
 pub mod proof;
 pub mod prover;
+pub mod r1cs;
 pub mod verifier;
 
 pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};

@@ -41,6 +41,8 @@ pub enum PceError {
     },
     #[error(transparent)]
     File(#[from] file::FileError),
+    #[error("recording the circuit: {0}")]
+    Record(#[from] cuzk_groth16::ProverError),
 }
 
 /// Names one of the three matrices.
