@@ -183,24 +183,36 @@ fn paramgen(shape: &SealShape, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Extracts `shape`'s matrices into `out` and reports size and time.
-fn pce_extract(shape: &SealShape, out: &Path) -> Result<Pce> {
+/// Extracts `shape`'s matrices, reporting size and time.
+fn extract_pce(shape: &SealShape) -> Result<Pce> {
     let t = Instant::now();
     let pce = shape.extract_pce()?;
-    let extract_ms = ms(t);
-    let t = Instant::now();
-    let digest = pce.write(out, &shape.pce_identity()?)?;
-    let file_bytes = std::fs::metadata(out)?.len();
     println!(
-        "pce extract sector_size={} constraints={} nnz={} heap_bytes={} file_bytes={file_bytes} extract_ms={extract_ms} write_ms={} digest={}",
+        "pce extract sector_size={} constraints={} nnz={} heap_bytes={} extract_ms={}",
         shape.sector_size(),
         pce.num_constraints(),
         pce.a.nnz() + pce.b.nnz() + pce.c.nnz(),
         pce.heap_bytes(),
-        ms(t),
-        digest.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        ms(t)
     );
     Ok(pce)
+}
+
+/// Writes `pce` to `out` under `shape`'s identity, reporting size and time.
+fn write_pce(shape: &SealShape, pce: &Pce, out: &Path) -> Result<()> {
+    let t = Instant::now();
+    let digest = pce.write(out, &shape.pce_identity()?)?;
+    println!(
+        "pce write file_bytes={} write_ms={} digest={} file={}",
+        std::fs::metadata(out)?.len(),
+        ms(t),
+        digest
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>(),
+        out.display()
+    );
+    Ok(())
 }
 
 fn pce_bench(path: &Path, runs: usize) -> Result<()> {
@@ -253,16 +265,14 @@ fn pce_for(shape: &SealShape, path: &Path) -> Result<Pce> {
             Err(e) => eprintln!("warning: PCE cache unusable ({e}); extracting again"),
         }
     }
-    match pce_extract(shape, path) {
-        Ok(pce) => Ok(pce),
-        Err(e) => {
-            eprintln!(
-                "warning: could not cache the PCE at {} ({e:#}); using it in memory",
-                path.display()
-            );
-            Ok(shape.extract_pce()?)
-        }
+    let pce = extract_pce(shape)?;
+    if let Err(e) = write_pce(shape, &pce, path) {
+        eprintln!(
+            "warning: could not cache the PCE at {} ({e:#}); using it in memory",
+            path.display()
+        );
     }
+    Ok(pce)
 }
 
 /// Proves every partition of `c1`, verifies each proof, and returns the concatenated bytes.
@@ -374,7 +384,8 @@ fn main() -> Result<()> {
                     kind: PceExtract::Porep { sector_size, out },
                 },
         } => {
-            pce_extract(&SealShape::from_sector_size(&sector_size)?, &out)?;
+            let shape = SealShape::from_sector_size(&sector_size)?;
+            write_pce(&shape, &extract_pce(&shape)?, &out)?;
         }
         Command::Pce {
             kind: PceKind::Bench { pce, runs },

@@ -232,6 +232,12 @@ pub fn check_backend(
         let rs: Vec<Randomness> = (0..batch).map(|_| Randomness::random(&mut rng)).collect();
         let want = CpuBackend.prove(&pk, &witnesses, &rs).map_err(fail)?;
         let got = backend.prove(&pk, &witnesses, &rs).map_err(fail)?;
+        if got.len() != want.len() {
+            return Err(Nonconformance::Differs {
+                case,
+                index: got.len().min(want.len()),
+            });
+        }
         let pvk = PreparedVerifyingKey::new(&pk.vk);
         for (index, (g, w)) in got.iter().zip(&want).enumerate() {
             if g.to_bytes() != w.to_bytes() {
@@ -240,12 +246,6 @@ pub fn check_backend(
             if !verify_proof(&pvk, g, &circuit.public_inputs()).unwrap_or(false) {
                 return Err(Nonconformance::Invalid { case, index });
             }
-        }
-        if got.len() != want.len() {
-            return Err(Nonconformance::Differs {
-                case,
-                index: got.len().min(want.len()),
-            });
         }
     }
     Ok(())

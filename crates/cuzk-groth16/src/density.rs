@@ -21,15 +21,6 @@ impl Density {
         }
     }
 
-    /// A bitmap of `len` set bits.
-    pub fn full(len: usize) -> Self {
-        let mut d = Density::new(len);
-        for i in 0..len {
-            d.set(i);
-        }
-        d
-    }
-
     /// Rebuilds a bitmap from its words (as stored on disk); `None` if they do not fit `len`
     /// bits or have bits set past `len`.
     pub fn from_words(words: Vec<u64>, len: usize) -> Option<Self> {

@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use group::prime::PrimeCurveAffine;
 use rayon::prelude::*;
@@ -572,6 +572,3 @@ impl ProvingKey {
         write_atomically(path.as_ref(), |w| self.write_to(w))
     }
 }
-
-/// Shared, immutable proving key.
-pub type SharedProvingKey = Arc<ProvingKey>;

@@ -106,3 +106,26 @@ fn mismatched_parameters_are_a_typed_error() {
     ));
     assert!(Proof::from_bytes(&[0u8; 10]).is_err());
 }
+
+#[test]
+fn prover_entry_points_agree_with_the_backend() {
+    use cuzk_groth16::prover::{create_proof, create_proofs, create_random_proof};
+    let shapes = standard_shapes();
+    // One circuit (the seed fixes its structure), proved three times.
+    let circuits = vec![RandomCircuit::new(shapes[2], 0); 3];
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(8);
+    let pk = generator::generate(circuits[0].clone(), &mut rng).unwrap();
+    let rs: Vec<_> = (0..3).map(|_| Randomness::random(&mut rng)).collect();
+    let batch = create_proofs(circuits.clone(), &pk, &rs, &CpuBackend).unwrap();
+    let pvk = PreparedVerifyingKey::new(&pk.vk);
+    for ((c, r), p) in circuits.iter().zip(&rs).zip(&batch) {
+        assert_eq!(create_proof(c.clone(), &pk, *r, &CpuBackend).unwrap(), *p);
+        assert!(verify_proof(&pvk, p, &c.public_inputs()).unwrap());
+    }
+    let p = create_random_proof(circuits[1].clone(), &pk, &mut rng, &CpuBackend).unwrap();
+    assert!(verify_proof(&pvk, &p, &circuits[1].public_inputs()).unwrap());
+    assert!(matches!(
+        create_proofs(circuits, &pk, &rs[..1], &CpuBackend),
+        Err(ProverError::BatchShape { .. })
+    ));
+}

@@ -400,7 +400,7 @@ impl Loader<'_> {
             return Err(bad("row_starts", "not monotone".into()));
         }
         let rows = rs.len() - 1;
-        if marks.len() != rows.div_ceil(CHUNK_ROWS) + 1 && !(rows == 0 && marks.len() == 1) {
+        if marks.len() != rows.div_ceil(CHUNK_ROWS) + 1 {
             return Err(bad(
                 "escape_marks",
                 format!("{} marks for {rows} rows", marks.len()),

@@ -138,11 +138,6 @@ impl Matrix {
         self.entries.as_slice().len()
     }
 
-    /// Distinct coefficients.
-    pub fn dictionary(&self) -> &[Fr] {
-        &self.dict
-    }
-
     /// Entries whose coefficient is not among the 15 tagged ones.
     pub fn escaped(&self) -> usize {
         self.escapes.as_slice().len()
@@ -154,24 +149,6 @@ impl Matrix {
             + self.escapes.as_slice().len()
             + self.escape_marks.as_slice().len())
             + 32 * self.dict.len()
-    }
-
-    /// The non-zeros of `row` as `(column, coefficient)`, columns counted inputs first.
-    pub fn row(&self, row: usize) -> Vec<(usize, Fr)> {
-        let rs = self.row_starts.as_slice();
-        let (entries, escapes) = (self.entries.as_slice(), self.escapes.as_slice());
-        let chunk = row / CHUNK_ROWS;
-        let mut esc = self.escape_marks.as_slice()[chunk] as usize;
-        let mut out = vec![];
-        for r in chunk * CHUNK_ROWS..=row {
-            for &e in &entries[rs[r] as usize..rs[r + 1] as usize] {
-                let idx = coefficient(e, escapes, &mut esc);
-                if r == row {
-                    out.push(((e >> 4) as usize, self.dict[idx]));
-                }
-            }
-        }
-        out
     }
 
     fn kinds(&self) -> Vec<Kind> {
