@@ -134,16 +134,43 @@ impl SealShape {
         c1: &C1Input,
         synthesis: Synthesis<'_>,
     ) -> Result<Vec<PartitionWitness>, PorepError> {
+        self.check_proof(c1)?;
+        dispatch!(
+            self.sector_size(),
+            partition_witnesses(self, &c1.output, synthesis, None)
+        )
+    }
+
+    /// Synthesises partition `partition` of `c1` only (what a partition-level scheduler needs).
+    pub fn partition_witness(
+        &self,
+        c1: &C1Input,
+        partition: usize,
+        synthesis: Synthesis<'_>,
+    ) -> Result<PartitionWitness, PorepError> {
+        self.check_proof(c1)?;
+        if partition >= self.partitions() {
+            return Err(PorepError::Malformed(format!(
+                "partition {partition} does not exist; {:?} has {}",
+                self.proof,
+                self.partitions()
+            )));
+        }
+        let mut one = dispatch!(
+            self.sector_size(),
+            partition_witnesses(self, &c1.output, synthesis, Some(partition))
+        )?;
+        Ok(one.remove(0))
+    }
+
+    fn check_proof(&self, c1: &C1Input) -> Result<(), PorepError> {
         if c1.output.registered_proof != self.proof {
             return Err(PorepError::Malformed(format!(
                 "registered_proof is {:?}, expected {:?}",
                 c1.output.registered_proof, self.proof
             )));
         }
-        dispatch!(
-            self.sector_size(),
-            partition_witnesses(self, &c1.output, synthesis)
-        )
+        Ok(())
     }
 
     /// Records this shape's constraint matrices (once per circuit, reused for every proof).
@@ -262,6 +289,7 @@ fn partition_witnesses<Tree: 'static + MerkleTreeTrait>(
     shape: &SealShape,
     c1: &SealCommitPhase1Output,
     synthesis: Synthesis<'_>,
+    only: Option<usize>,
 ) -> Result<Vec<PartitionWitness>, PorepError> {
     if c1.comm_d == [0; 32] || c1.comm_r == [0; 32] || c1.seed == [0; 32] {
         return Err(PorepError::Malformed(
@@ -296,6 +324,7 @@ fn partition_witnesses<Tree: 'static + MerkleTreeTrait>(
     vanilla
         .par_iter()
         .enumerate()
+        .filter(|(k, _)| only.map_or(true, |o| o == *k))
         .map(|(k, proofs)| {
             guarded("partition synthesis", || {
                 let inputs =

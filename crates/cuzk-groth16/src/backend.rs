@@ -58,12 +58,7 @@ impl Backend for CpuBackend {
         witnesses: &[Witness],
         randomness: &[Randomness],
     ) -> Result<Vec<Proof>, ProverError> {
-        if witnesses.len() != randomness.len() {
-            return Err(ProverError::BatchShape {
-                witnesses: witnesses.len(),
-                randomness: randomness.len(),
-            });
-        }
+        check_batch(witnesses, randomness)?;
         // Each proof already uses every core inside its NTTs and MSMs.
         witnesses
             .iter()
@@ -97,6 +92,17 @@ fn expect(section: &'static str, expected: usize, got: usize) -> Result<(), Prov
             section,
             expected,
             got,
+        });
+    }
+    Ok(())
+}
+
+/// Checks that a batch has one randomness pair per witness.
+pub fn check_batch(witnesses: &[Witness], randomness: &[Randomness]) -> Result<(), ProverError> {
+    if witnesses.len() != randomness.len() {
+        return Err(ProverError::BatchShape {
+            witnesses: witnesses.len(),
+            randomness: randomness.len(),
         });
     }
     Ok(())

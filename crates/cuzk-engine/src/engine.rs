@@ -1,0 +1,1065 @@
+//! The public facade and the shared state behind it.
+//!
+//! One mutex guards the scheduler, the job table, the residency table and the budget, so
+//! admission (pick the most urgent partition, make room, charge, pin) is one atomic decision.
+//! Nothing slow runs under it except the store commit of a job's terminal state. Workers and
+//! callers wait on one condition variable, notified whenever something they may wait for
+//! changes (a job finished, memory was released, a load ended).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use cuzk_groth16::backend::Backend;
+use cuzk_groth16::params::Validation;
+use cuzk_groth16::Proof;
+
+use crate::budget::{Budget, Meter};
+use crate::error::EngineError;
+use crate::job::{JobId, JobInfo, JobState, Outcome, Priority, Request, Timings, Wait};
+use crate::kind::{CircuitId, Plan, Registry};
+use crate::metrics::{Counters, Metrics};
+use crate::pipeline::{self, Finish, Lease, ReadyQueue, Work};
+use crate::residency::{self, Evicted, Hot, Residency, ResidentInfo, Tier};
+use crate::scheduler::Scheduler;
+use crate::store::{Accept, Loaded, Store};
+
+/// How to run an engine. [`EngineConfig::new`] fills in defaults.
+#[derive(Clone)]
+pub struct EngineConfig {
+    /// Folder of the durable job store.
+    pub store_dir: PathBuf,
+    pub registry: Registry,
+    pub backend: Arc<dyn Backend>,
+    /// Memory budget for parameters, PCEs and partition working sets.
+    pub budget_bytes: u64,
+    pub meter: Meter,
+    /// Threads producing witnesses (CPU side of the pipeline).
+    pub cpu_workers: usize,
+    /// Threads calling the backend (one per device).
+    pub backend_workers: usize,
+    /// Partitions the CPU workers may make ahead of idle backend workers: 1 (the default)
+    /// overlaps synthesis of partition N+1 with proving N, for a backend on its own device;
+    /// 0 synthesises only while a backend is idle, for the CPU backend, which needs every
+    /// core itself. Raise it to give batching something to batch.
+    pub lookahead: usize,
+    /// Same-circuit partitions per backend call. Keep 1 for backends that prove a batch one
+    /// proof at a time (the CPU backend); raise it for backends that share work across a batch.
+    pub max_batch: usize,
+    /// How far parameter points are checked on load (proofs are always verified anyway).
+    pub validation: Validation,
+    /// How long an uncollected result is kept.
+    pub result_ttl: Duration,
+    /// A job found started-but-unfinished at more starts than this fails instead of running
+    /// again (it may be what kills the process).
+    pub max_restarts: u32,
+}
+
+impl std::fmt::Debug for EngineConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineConfig")
+            .field("store_dir", &self.store_dir)
+            .field("registry", &self.registry)
+            .field("backend", &self.backend.name())
+            .field("budget_bytes", &self.budget_bytes)
+            .field("meter", &self.meter)
+            .field("cpu_workers", &self.cpu_workers)
+            .field("backend_workers", &self.backend_workers)
+            .field("lookahead", &self.lookahead)
+            .field("max_batch", &self.max_batch)
+            .field("result_ttl", &self.result_ttl)
+            .field("max_restarts", &self.max_restarts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EngineConfig {
+    /// Defaults: budget three quarters of physical memory, one CPU worker, one backend worker,
+    /// one partition made ahead of the backend, no batching, trusted parameter decoding,
+    /// results kept a day, three restarts.
+    pub fn new(
+        store_dir: impl Into<PathBuf>,
+        registry: Registry,
+        backend: Arc<dyn Backend>,
+    ) -> Self {
+        EngineConfig {
+            store_dir: store_dir.into(),
+            registry,
+            backend,
+            budget_bytes: default_budget(),
+            meter: Meter::Heap,
+            cpu_workers: 1,
+            backend_workers: 1,
+            lookahead: 1,
+            max_batch: 1,
+            validation: Validation::Trusted,
+            result_ttl: Duration::from_secs(24 * 3600),
+            max_restarts: 3,
+        }
+    }
+}
+
+/// Three quarters of `MemTotal`, or 16 GiB where that cannot be read.
+fn default_budget() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024 / 4 * 3)
+        })
+        .unwrap_or(16 << 30)
+}
+
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A backend worker's current job, for status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackendStatus {
+    pub name: &'static str,
+    pub current_job: Option<JobId>,
+}
+
+/// Jobs of one kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueStatus {
+    pub pending: u32,
+    pub in_progress: u32,
+}
+
+/// What `GetStatus` reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Status {
+    pub backends: Vec<BackendStatus>,
+    pub resident: Vec<ResidentInfo>,
+    /// By proof kind name.
+    pub queues: BTreeMap<String, QueueStatus>,
+    pub completed: u64,
+    pub failed: u64,
+    pub uptime: Duration,
+    pub budget_used_bytes: u64,
+    pub budget_limit_bytes: u64,
+    /// Partitions admitted and not yet released.
+    pub partitions_in_flight: usize,
+}
+
+/// `PreloadSRS`'s answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PreloadReport {
+    pub already_loaded: bool,
+    pub load_time: Duration,
+}
+
+/// `EvictSRS`'s answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EvictReport {
+    pub was_loaded: bool,
+    pub freed_bytes: u64,
+}
+
+pub(crate) struct JobEntry {
+    request_id: String,
+    kind: String,
+    priority: Priority,
+    pub(crate) state: JobState,
+    plan: Option<Arc<dyn Plan>>,
+    /// Set when the job finishes, so its partitions still in flight stop at the next boundary.
+    pub(crate) stop: Arc<AtomicBool>,
+    proofs: Vec<Option<Proof>>,
+    pub(crate) in_flight: usize,
+    submitted_ms: u64,
+    finished_ms: Option<u64>,
+    pub(crate) timings: Timings,
+    result: Option<Vec<u8>>,
+}
+
+impl JobEntry {
+    fn new(rec: &crate::store::Record, plan: Option<Arc<dyn Plan>>) -> Self {
+        JobEntry {
+            request_id: rec.request_id.clone(),
+            kind: rec.kind.clone(),
+            priority: rec.priority,
+            state: rec.state.clone(),
+            proofs: vec![None; plan.as_ref().map_or(0, |p| p.partitions())],
+            plan,
+            stop: Arc::new(AtomicBool::new(false)),
+            in_flight: 0,
+            submitted_ms: rec.submitted_ms,
+            finished_ms: rec.finished_ms,
+            timings: rec.timings,
+            result: None,
+        }
+    }
+
+    fn outcome(&self) -> Option<Outcome> {
+        Some(match &self.state {
+            JobState::Succeeded => Outcome::Succeeded {
+                proof: self.result.clone().unwrap_or_default(),
+                timings: self.timings,
+            },
+            JobState::Failed { reason } => Outcome::Failed {
+                reason: reason.clone(),
+            },
+            JobState::Cancelled => Outcome::Cancelled,
+            JobState::Queued | JobState::Running { .. } => return None,
+        })
+    }
+}
+
+pub(crate) struct State {
+    pub(crate) jobs: HashMap<JobId, JobEntry>,
+    pub(crate) scheduler: Scheduler,
+    pub(crate) residency: Residency,
+    pub(crate) budget: Budget,
+    accepting: bool,
+    /// Workers take no new partitions.
+    pub(crate) draining: bool,
+    pub(crate) in_flight: usize,
+    pub(crate) backend_jobs: Vec<Option<JobId>>,
+    next_expiry_check: u64,
+}
+
+/// What every thread shares.
+pub(crate) struct Shared {
+    pub(crate) registry: Registry,
+    pub(crate) backend: Arc<dyn Backend>,
+    pub(crate) meter: Meter,
+    pub(crate) max_batch: usize,
+    validation: Validation,
+    result_ttl: Duration,
+    max_restarts: u32,
+    store: Store,
+    state: Mutex<State>,
+    pub(crate) cv: Condvar,
+    pub(crate) ready: ReadyQueue,
+    pub(crate) counters: Counters,
+    release: Mutex<Option<Sender<Finish>>>,
+    started: Instant,
+    /// Set by [`Engine::halt`]: nothing more reaches the store, as after a crash.
+    halted: AtomicBool,
+}
+
+/// The proving engine. See the crate documentation for the life of a job.
+pub struct Engine {
+    shared: Arc<Shared>,
+    cpu: Vec<JoinHandle<()>>,
+    backends: Vec<JoinHandle<()>>,
+    finisher: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("backend", &self.shared.backend.name())
+            .field("cpu_workers", &self.cpu.len())
+            .field("backend_workers", &self.backends.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Opens the store, re-queues its unfinished jobs, and starts the workers.
+    pub fn start(cfg: EngineConfig) -> Result<Engine, EngineError> {
+        if cfg.cpu_workers == 0 || cfg.backend_workers == 0 || cfg.max_batch == 0 {
+            return Err(EngineError::Start(
+                "cpu_workers, backend_workers and max_batch must be at least 1".into(),
+            ));
+        }
+        let store = Store::open(&cfg.store_dir)?;
+        let loaded = store.recover()?;
+        let (tx, rx) = mpsc::channel();
+        let shared = Arc::new(Shared {
+            registry: cfg.registry,
+            backend: cfg.backend,
+            meter: cfg.meter,
+            max_batch: cfg.max_batch,
+            validation: cfg.validation,
+            result_ttl: cfg.result_ttl,
+            max_restarts: cfg.max_restarts,
+            store,
+            state: Mutex::new(State {
+                jobs: HashMap::new(),
+                scheduler: Scheduler::new(),
+                residency: Residency::default(),
+                budget: Budget::new(cfg.budget_bytes),
+                accepting: true,
+                draining: false,
+                in_flight: 0,
+                backend_jobs: vec![None; cfg.backend_workers],
+                next_expiry_check: 0,
+            }),
+            cv: Condvar::new(),
+            ready: ReadyQueue::new(cfg.lookahead),
+            counters: Counters::default(),
+            release: Mutex::new(Some(tx.clone())),
+            started: Instant::now(),
+            halted: AtomicBool::new(false),
+        });
+        for job in loaded {
+            shared.recover(job)?;
+        }
+        shared.expire();
+        let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name)
+                .spawn(f)
+                .map_err(|e| EngineError::Start(e.to_string()))
+        };
+        let mut cpu = Vec::new();
+        for i in 0..cfg.cpu_workers {
+            let (s, tx) = (shared.clone(), tx.clone());
+            cpu.push(spawn(
+                format!("cuzk-cpu-{i}"),
+                Box::new(move || pipeline::cpu_worker(&s, &tx)),
+            )?);
+        }
+        let mut backends = Vec::new();
+        for i in 0..cfg.backend_workers {
+            let (s, tx) = (shared.clone(), tx.clone());
+            backends.push(spawn(
+                format!("cuzk-backend-{i}"),
+                Box::new(move || pipeline::backend_worker(&s, i, &tx)),
+            )?);
+        }
+        drop(tx);
+        let s = shared.clone();
+        let finisher = spawn(
+            "cuzk-finisher".into(),
+            Box::new(move || pipeline::finisher(&s, &rx)),
+        )?;
+        Ok(Engine {
+            shared,
+            cpu,
+            backends,
+            finisher: Some(finisher),
+        })
+    }
+
+    /// Accepts `req` (durably, before returning) and queues it. Submitting a request id again
+    /// returns the job it already names, until that job is collected or expires.
+    pub fn submit(&self, req: Request) -> Result<JobId, EngineError> {
+        self.shared.submit(req)
+    }
+
+    /// Waits for `job` to finish and returns how it ended (named `await_job` because `await`
+    /// is a Rust keyword). The result stays available until [`Engine::collect`] or expiry.
+    pub fn await_job(&self, job: JobId, wait: impl Into<Wait>) -> Result<Outcome, EngineError> {
+        let wait = wait.into();
+        let deadline = match wait {
+            Wait::Forever => None,
+            Wait::For(d) => Some(Instant::now() + d),
+        };
+        let mut st = self.shared.lock();
+        loop {
+            let e = st.jobs.get(&job).ok_or(EngineError::UnknownJob(job))?;
+            if let Some(o) = e.outcome() {
+                return Ok(o);
+            }
+            st = match deadline {
+                None => self.shared.cv.wait(st).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(EngineError::Timeout(job));
+                    }
+                    self.shared
+                        .cv
+                        .wait_timeout(st, left)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+            };
+        }
+    }
+
+    /// Returns a finished job's outcome and forgets the job (its request id may be reused).
+    pub fn collect(&self, job: JobId) -> Result<Outcome, EngineError> {
+        let mut st = self.shared.lock();
+        let e = st.jobs.get(&job).ok_or(EngineError::UnknownJob(job))?;
+        let outcome = e.outcome().ok_or(EngineError::NotFinished(job))?;
+        self.shared.store.remove(job)?;
+        st.jobs.remove(&job);
+        Ok(outcome)
+    }
+
+    /// Cancels `job`: queued partitions are dropped now, running ones at their next boundary
+    /// (their memory is released then). Returns whether any partition had started.
+    pub fn cancel(&self, job: JobId) -> Result<bool, EngineError> {
+        let was_running = {
+            let st = self.shared.lock();
+            let e = st.jobs.get(&job).ok_or(EngineError::UnknownJob(job))?;
+            e.in_flight > 0 || matches!(e.state, JobState::Running { .. })
+        };
+        if self.shared.conclude(job, JobState::Cancelled, None) {
+            Ok(was_running)
+        } else {
+            Err(EngineError::AlreadyFinished(job))
+        }
+    }
+
+    /// A snapshot of one job.
+    pub fn job(&self, job: JobId) -> Result<JobInfo, EngineError> {
+        let st = self.shared.lock();
+        let e = st.jobs.get(&job).ok_or(EngineError::UnknownJob(job))?;
+        Ok(JobInfo {
+            id: job,
+            request_id: e.request_id.clone(),
+            kind: e.kind.clone(),
+            priority: e.priority,
+            state: e.state.clone(),
+            queue_position: st.scheduler.position(job).unwrap_or(0) as u32,
+            timings: e.timings,
+        })
+    }
+
+    pub fn status(&self) -> Status {
+        let st = self.shared.lock();
+        let mut queues: BTreeMap<String, QueueStatus> = BTreeMap::new();
+        for e in st.jobs.values() {
+            let q = queues.entry(e.kind.clone()).or_default();
+            match e.state {
+                JobState::Queued => q.pending += 1,
+                JobState::Running { .. } => q.in_progress += 1,
+                _ => {}
+            }
+        }
+        let c = Metrics::from_counters(&self.shared.counters);
+        Status {
+            backends: st
+                .backend_jobs
+                .iter()
+                .map(|j| BackendStatus {
+                    name: self.shared.backend.name(),
+                    current_job: *j,
+                })
+                .collect(),
+            resident: st.residency.status(),
+            queues,
+            completed: c.jobs_succeeded,
+            failed: c.jobs_failed,
+            uptime: self.shared.started.elapsed(),
+            budget_used_bytes: st.budget.used(),
+            budget_limit_bytes: st.budget.limit(),
+            partitions_in_flight: st.in_flight,
+        }
+    }
+
+    pub fn metrics(&self) -> Metrics {
+        let st = self.shared.lock();
+        Metrics {
+            budget_used_bytes: st.budget.used(),
+            budget_peak_bytes: st.budget.peak(),
+            budget_limit_bytes: st.budget.limit(),
+            queued_jobs: st.scheduler.len() as u64,
+            running_jobs: st
+                .jobs
+                .values()
+                .filter(|e| matches!(e.state, JobState::Running { .. }))
+                .count() as u64,
+            ..Metrics::from_counters(&self.shared.counters)
+        }
+    }
+
+    /// Brings `circuit` to the hot tier now (evicting idle circuits if needed), so the first
+    /// job using it does not wait for the load.
+    pub fn preload(&self, circuit: &CircuitId) -> Result<PreloadReport, EngineError> {
+        let s = &self.shared;
+        s.ensure_mapped(circuit)?;
+        let mut st = s.lock();
+        loop {
+            let e = st
+                .residency
+                .get(circuit)
+                .ok_or_else(|| EngineError::UnknownCircuit(circuit.0.clone()))?;
+            if e.hot.is_some() {
+                return Ok(PreloadReport {
+                    already_loaded: true,
+                    load_time: Duration::ZERO,
+                });
+            }
+            if !e.loading {
+                break;
+            }
+            st = s.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        let need = st.residency.get(circuit).map_or(0, |e| e.sizes.hot());
+        if !s.make_room(&mut st, circuit, need) {
+            return Err(EngineError::NoRoom {
+                circuit: circuit.clone(),
+                needed: need,
+                free: st.budget.free(),
+            });
+        }
+        s.begin_load(&mut st, circuit, need);
+        drop(st);
+        let t = Instant::now();
+        s.load(circuit).map_err(|reason| EngineError::Load {
+            circuit: circuit.clone(),
+            reason,
+        })?;
+        Ok(PreloadReport {
+            already_loaded: false,
+            load_time: t.elapsed(),
+        })
+    }
+
+    /// Takes an idle `circuit` to the cold tier, releasing its memory. Refused while in use.
+    pub fn evict(&self, circuit: &CircuitId) -> Result<EvictReport, EngineError> {
+        let s = &self.shared;
+        let mut st = s.lock();
+        let e = st
+            .residency
+            .get(circuit)
+            .ok_or_else(|| EngineError::UnknownCircuit(circuit.0.clone()))?;
+        if e.refs > 0 || e.loading {
+            return Err(EngineError::InUse(circuit.clone()));
+        }
+        let was_loaded = e.hot.is_some();
+        let mut out = Evicted::default();
+        st.residency.demote(circuit, Tier::Cold, &mut out);
+        st.budget.release(out.freed);
+        let freed = out.freed;
+        drop(st);
+        s.cv.notify_all();
+        s.release(Box::new(out));
+        Ok(EvictReport {
+            was_loaded,
+            freed_bytes: freed,
+        })
+    }
+
+    /// Stops admitting work, finishes the partitions in flight (their proofs are stored), and
+    /// leaves every unfinished job queued in the store for the next start.
+    pub fn shutdown(mut self) {
+        self.stop(false);
+    }
+
+    /// Stops as a crash would, for crash tests: from now on nothing reaches the store; the
+    /// threads are then joined and the store closed, so it can be opened again in-process.
+    pub fn halt(mut self) {
+        self.stop(true);
+    }
+
+    fn stop(&mut self, halt: bool) {
+        let s = &self.shared;
+        if halt {
+            s.halted.store(true, Ordering::SeqCst);
+        }
+        {
+            let mut st = s.lock();
+            st.accepting = false;
+            st.draining = true;
+        }
+        s.cv.notify_all();
+        s.ready.stop_claims();
+        for t in self.cpu.drain(..) {
+            let _ = t.join();
+        }
+        s.ready.close();
+        for t in self.backends.drain(..) {
+            let _ = t.join();
+        }
+        s.release.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(t) = self.finisher.take() {
+            let _ = t.join();
+        }
+        if !halt {
+            // A graceful stop is not a crash: unfinished jobs go back to plain queued.
+            let st = s.lock();
+            for (id, e) in &st.jobs {
+                if matches!(e.state, JobState::Running { .. }) {
+                    let _ = s.store.set_state(*id, &JobState::Queued);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if self.finisher.is_some() {
+            self.stop(false);
+        }
+    }
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // A worker that panicked must not take the whole engine down with poisoning.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn wait<'a>(&self, st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        self.cv.wait(st).unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Hands `item` to the finisher thread to drop, off the hot path.
+    pub(crate) fn release(&self, item: Box<dyn Send>) {
+        let tx = self
+            .release
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(tx) = tx {
+            let _ = tx.send(Finish::Release(item));
+        }
+    }
+
+    fn halted(&self) -> bool {
+        self.halted.load(Ordering::SeqCst)
+    }
+
+    /// Maps `circuit` (warm tier) unless it is known and mapped already.
+    fn ensure_mapped(&self, circuit: &CircuitId) -> Result<(), EngineError> {
+        if let Some(e) = self.lock().residency.get(circuit) {
+            if e.tier() != Tier::Cold {
+                return Ok(());
+            }
+        }
+        let spec = self
+            .registry
+            .circuit(circuit)
+            .ok_or_else(|| EngineError::UnknownCircuit(circuit.0.clone()))?;
+        let mapped = residency::map(spec, self.validation, self.meter).map_err(|reason| {
+            EngineError::Load {
+                circuit: circuit.clone(),
+                reason,
+            }
+        })?;
+        self.lock().residency.insert(mapped);
+        Ok(())
+    }
+
+    fn submit(&self, req: Request) -> Result<JobId, EngineError> {
+        if !self.lock().accepting {
+            return Err(EngineError::ShuttingDown);
+        }
+        let kind = self
+            .registry
+            .get(&req.kind)
+            .ok_or_else(|| EngineError::UnknownKind(req.kind.clone()))?;
+        let plan = kind.plan(&req.payload)?;
+        let circuit = plan.circuit();
+        self.ensure_mapped(&circuit)?;
+        {
+            let st = self.lock();
+            let sizes = st.residency.get(&circuit).map(|e| e.sizes);
+            let needed = sizes.map_or(0, |s| s.hot() + s.partition());
+            if needed > st.budget.limit() {
+                return Err(EngineError::NeverFits {
+                    circuit,
+                    needed,
+                    budget: st.budget.limit(),
+                });
+            }
+        }
+        let now = now_ms();
+        match self.store.accept(&req, now)? {
+            Accept::Conflict(job) => Err(EngineError::RequestIdReused {
+                request_id: req.request_id,
+                job,
+            }),
+            Accept::Existing(job) => {
+                Counters::add(&self.counters.duplicates, 1);
+                Ok(job)
+            }
+            Accept::New(job) => {
+                let rec = crate::store::Record {
+                    request_id: req.request_id,
+                    kind: req.kind,
+                    priority: req.priority,
+                    state: JobState::Queued,
+                    submitted_ms: now,
+                    finished_ms: None,
+                    restarts: 0,
+                    timings: Timings::default(),
+                };
+                let partitions = plan.partitions();
+                let mut st = self.lock();
+                st.jobs.insert(job, JobEntry::new(&rec, Some(plan)));
+                st.scheduler.push(job, rec.priority, 0..partitions);
+                drop(st);
+                Counters::add(&self.counters.submitted, 1);
+                self.cv.notify_all();
+                Ok(job)
+            }
+        }
+    }
+
+    /// Puts a job found in the store back: finished ones for fetching, unfinished ones into
+    /// the queue with their stored partition proofs, or failed with the reason they cannot run.
+    fn recover(&self, l: Loaded) -> Result<(), EngineError> {
+        let Loaded {
+            id,
+            record,
+            payload,
+            parts,
+        } = l;
+        if record.state.is_terminal() {
+            let mut e = JobEntry::new(&record, None);
+            if record.state == JobState::Succeeded {
+                e.result = self.store.result(id)?;
+            }
+            self.lock().jobs.insert(id, e);
+            return Ok(());
+        }
+        Counters::add(&self.counters.recovered, 1);
+        let plan = self.recovered_plan(&record, payload.as_deref());
+        let mut e = JobEntry::new(&record, plan.as_ref().ok().cloned());
+        for (k, bytes) in parts {
+            // A stored proof that does not decode is simply made again.
+            if let (Some(slot), Ok(p)) = (e.proofs.get_mut(k as usize), Proof::from_bytes(&bytes)) {
+                *slot = Some(p);
+            }
+        }
+        let pending: Vec<usize> = (0..e.proofs.len())
+            .filter(|&k| e.proofs[k].is_none())
+            .collect();
+        let priority = e.priority;
+        self.lock().jobs.insert(id, e);
+        match plan {
+            Err(reason) => {
+                self.conclude(id, JobState::Failed { reason }, None);
+            }
+            Ok(_) if pending.is_empty() => self.complete(id),
+            Ok(_) => {
+                self.lock().scheduler.push(id, priority, pending);
+            }
+        }
+        Ok(())
+    }
+
+    fn recovered_plan(
+        &self,
+        record: &crate::store::Record,
+        payload: Option<&[u8]>,
+    ) -> Result<Arc<dyn Plan>, String> {
+        if record.restarts > self.max_restarts {
+            return Err(format!(
+                "interrupted by {} engine restarts while running; not retried again",
+                record.restarts
+            ));
+        }
+        let kind = self
+            .registry
+            .get(&record.kind)
+            .ok_or_else(|| format!("proof kind {:?} is no longer registered", record.kind))?;
+        let payload = payload.ok_or("the stored request has no payload")?;
+        let plan = kind.plan(payload).map_err(|e| e.to_string())?;
+        self.ensure_mapped(&plan.circuit())
+            .map_err(|e| e.to_string())?;
+        Ok(plan)
+    }
+
+    /// Frees budget by demoting idle hot circuits (least recently used first, never `keep`)
+    /// until `need` bytes are free; false (and nothing demoted) if that cannot be reached.
+    pub(crate) fn make_room(&self, st: &mut State, keep: &CircuitId, need: u64) -> bool {
+        if st.budget.free() >= need {
+            return true;
+        }
+        let candidates = st.residency.evictable(keep);
+        let reclaimable: u64 = candidates.iter().map(|(_, c)| c).sum();
+        if st.budget.free() + reclaimable < need {
+            return false;
+        }
+        let mut out = Evicted::default();
+        for (id, _) in candidates {
+            if st.budget.free() + out.freed >= need {
+                break;
+            }
+            st.residency.demote(&id, Tier::Warm, &mut out);
+            Counters::add(&self.counters.evictions, 1);
+        }
+        st.budget.release(out.freed);
+        self.release(Box::new(out));
+        true
+    }
+
+    /// Charges `bytes` for `circuit`'s hot tier and marks it loading; the caller loads it.
+    pub(crate) fn begin_load(&self, st: &mut State, circuit: &CircuitId, bytes: u64) {
+        let charged = st.budget.try_charge(bytes);
+        debug_assert!(charged, "begin_load after make_room");
+        if let Some(e) = st.residency.get_mut(circuit) {
+            e.charged += bytes;
+            e.loading = true;
+        }
+    }
+
+    /// Loads `circuit` to the hot tier (after [`Shared::begin_load`]), then charges its
+    /// measured size instead of the estimate.
+    pub(crate) fn load(&self, circuit: &CircuitId) -> Result<(), String> {
+        let spec = self
+            .lock()
+            .residency
+            .get(circuit)
+            .map(|e| e.spec.clone())
+            .ok_or("circuit vanished")?;
+        let t = Instant::now();
+        let loaded = residency::load_hot(&spec, self.validation);
+        Counters::add(&self.counters.load_ns, t.elapsed().as_nanos() as u64);
+        Counters::add(&self.counters.loads, 1);
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let e = st.residency.get_mut(circuit).ok_or("circuit vanished")?;
+        e.loading = false;
+        let result = match loaded {
+            Ok(hot) => {
+                let pce = hot.pce.as_deref().map_or(0, |p| self.meter.pce(p));
+                let measured = self.meter.params(&hot.key) + pce;
+                e.sizes.pce = pce;
+                Self::recharge(&mut st.budget, &mut e.charged, measured);
+                e.hot = Some(hot);
+                Ok(())
+            }
+            Err(reason) => {
+                st.budget.release(e.charged);
+                e.charged = 0;
+                Err(reason)
+            }
+        };
+        drop(guard);
+        self.cv.notify_all();
+        result
+    }
+
+    /// Changes a charge from `*charged` to `to` bytes. Growth that does not fit is charged
+    /// anyway (the object exists already) and shows as a budget peak above the limit.
+    pub(crate) fn recharge(budget: &mut Budget, charged: &mut u64, to: u64) {
+        if to <= *charged {
+            budget.release(*charged - to);
+        } else if !budget.try_charge(to - *charged) {
+            budget.force_charge(to - *charged);
+        }
+        *charged = to;
+    }
+
+    /// Waits until `circuit` is no longer loading and returns its hot resources.
+    pub(crate) fn wait_hot(
+        &self,
+        circuit: &CircuitId,
+    ) -> Result<
+        (
+            Arc<cuzk_groth16::params::ProvingKey>,
+            Option<Arc<cuzk_pce::Pce>>,
+        ),
+        String,
+    > {
+        let mut st = self.lock();
+        loop {
+            let e = st.residency.get(circuit).ok_or("circuit vanished")?;
+            if !e.loading {
+                return match &e.hot {
+                    Some(Hot { key, pce }) => Ok((key.clone(), pce.clone())),
+                    None => Err("its parameters failed to load".into()),
+                };
+            }
+            st = self.wait(st);
+        }
+    }
+
+    /// Picks the most urgent partition that can be admitted now: makes room, charges the
+    /// budget, pins the circuit. Blocks until one can; `None` once the engine drains.
+    pub(crate) fn admit(self: &Arc<Self>) -> Option<Work> {
+        let mut guard = self.lock();
+        loop {
+            if guard.draining {
+                return None;
+            }
+            let st = &mut *guard;
+            if let Some((job, partition)) = st.scheduler.peek() {
+                let e = &st.jobs[&job];
+                let plan = e.plan.clone().expect("queued jobs have a plan");
+                let circuit = plan.circuit();
+                let Some(r) = st.residency.get(&circuit) else {
+                    drop(guard);
+                    self.conclude(
+                        job,
+                        JobState::Failed {
+                            reason: format!("circuit {circuit} is not known"),
+                        },
+                        None,
+                    );
+                    guard = self.lock();
+                    continue;
+                };
+                let load = r.hot.is_none() && !r.loading;
+                let hot_bytes = if load { r.sizes.hot() } else { 0 };
+                let part_bytes = r.sizes.partition();
+                let pvk = r.pvk.clone();
+                if self.make_room(st, &circuit, hot_bytes + part_bytes) {
+                    if load {
+                        self.begin_load(st, &circuit, hot_bytes);
+                    }
+                    let charged = st.budget.try_charge(part_bytes);
+                    debug_assert!(charged);
+                    st.residency.pin(&circuit);
+                    st.scheduler.pop();
+                    st.in_flight += 1;
+                    let now = now_ms();
+                    let e = st.jobs.get_mut(&job).expect("peeked job exists");
+                    e.in_flight += 1;
+                    let first = e.state == JobState::Queued;
+                    if first {
+                        e.timings.queue_wait_ms = now.saturating_sub(e.submitted_ms);
+                        e.state.progress(done_count(e), e.proofs.len() as u32);
+                    }
+                    return Some(Work {
+                        job,
+                        partition,
+                        plan,
+                        stop: e.stop.clone(),
+                        pvk,
+                        load,
+                        first,
+                        lease: Lease::new(self.clone(), job, circuit, part_bytes),
+                    });
+                }
+            }
+            guard = self.wait(guard);
+        }
+    }
+
+    /// Persists that `job` started (so a restart counts it).
+    pub(crate) fn mark_running(&self, job: JobId) {
+        let state = self.lock().jobs.get(&job).map(|e| e.state.clone());
+        if let (Some(state), false) = (state, self.halted()) {
+            let _ = self.store.set_state(job, &state);
+        }
+    }
+
+    /// Records a measured witness: the partition's charge becomes witness + scratch, and the
+    /// circuit's future partitions are charged the measured size.
+    pub(crate) fn measured(&self, lease: &mut Lease, witness: u64) {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        if let Some(e) = st.residency.get_mut(&lease.circuit) {
+            e.sizes.witness = if e.witness_measured {
+                e.sizes.witness.max(witness)
+            } else {
+                witness
+            };
+            e.witness_measured = true;
+            Self::recharge(&mut st.budget, &mut lease.bytes, witness + e.sizes.scratch);
+        }
+        drop(guard);
+        self.cv.notify_all();
+    }
+
+    /// Records partition `k`'s verified proof; completes the job when it was the last.
+    pub(crate) fn partition_done(&self, job: JobId, k: usize, proof: Proof, t: Timings) {
+        let state = {
+            let mut st = self.lock();
+            let Some(e) = st.jobs.get_mut(&job) else {
+                return;
+            };
+            if e.state.is_terminal() {
+                return;
+            }
+            e.proofs[k] = Some(proof);
+            e.timings.srs_load_ms += t.srs_load_ms;
+            e.timings.synthesis_ms += t.synthesis_ms;
+            e.timings.backend_ms += t.backend_ms;
+            let done = done_count(e);
+            e.state.progress(done, e.proofs.len() as u32);
+            e.state.clone()
+        };
+        Counters::add(&self.counters.partitions, 1);
+        if !self.halted() {
+            let _ = self
+                .store
+                .put_partition(job, k as u32, &proof.to_bytes(), &state);
+        }
+        if let JobState::Running { done, total } = state {
+            if done == total {
+                self.complete(job);
+            }
+        }
+        self.cv.notify_all();
+    }
+
+    /// Assembles a job whose partitions are all proved and records its success.
+    fn complete(&self, job: JobId) {
+        let parts = {
+            let st = self.lock();
+            st.jobs.get(&job).and_then(|e| {
+                let proofs: Option<Vec<Proof>> = e.proofs.iter().copied().collect();
+                Some((e.plan.clone()?, proofs?))
+            })
+        };
+        if let Some((plan, proofs)) = parts {
+            let bytes = plan.assemble(&proofs);
+            self.conclude(job, JobState::Succeeded, Some(bytes));
+        }
+    }
+
+    /// Moves `job` to a terminal state, once: the first caller wins, later ones get false.
+    /// The store commit happens under the lock so no waiter sees an unrecorded ending.
+    pub(crate) fn conclude(&self, job: JobId, to: JobState, result: Option<Vec<u8>>) -> bool {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let Some(e) = st.jobs.get_mut(&job) else {
+            return false;
+        };
+        if e.state.finish(job, to.clone()).is_err() {
+            return false;
+        }
+        e.stop.store(true, Ordering::SeqCst);
+        let now = now_ms();
+        e.finished_ms = Some(now);
+        e.timings.total_ms = now.saturating_sub(e.submitted_ms);
+        e.plan = None;
+        e.proofs = Vec::new();
+        e.result = result;
+        let timings = e.timings;
+        st.scheduler.remove(job);
+        if !self.halted() {
+            let _ = self
+                .store
+                .finish(job, &to, e.result.as_deref(), timings, now);
+        }
+        let counter = match to {
+            JobState::Succeeded => &self.counters.succeeded,
+            JobState::Cancelled => &self.counters.cancelled,
+            _ => &self.counters.failed,
+        };
+        Counters::add(counter, 1);
+        drop(guard);
+        self.cv.notify_all();
+        true
+    }
+
+    /// Forgets finished jobs older than the result lifetime (checked at most once a second).
+    pub(crate) fn expire(&self) {
+        let now = now_ms();
+        let ttl = self.result_ttl.as_millis() as u64;
+        let expired: Vec<JobId> = {
+            let mut st = self.lock();
+            if now < st.next_expiry_check {
+                return;
+            }
+            st.next_expiry_check = now + 1000;
+            st.jobs
+                .iter()
+                .filter(|(_, e)| e.finished_ms.is_some_and(|f| now.saturating_sub(f) > ttl))
+                .map(|(id, _)| *id)
+                .collect()
+        };
+        for id in expired {
+            if self.halted() || self.store.remove(id).is_ok() {
+                self.lock().jobs.remove(&id);
+            }
+        }
+    }
+}
+
+fn done_count(e: &JobEntry) -> u32 {
+    e.proofs.iter().filter(|p| p.is_some()).count() as u32
+}

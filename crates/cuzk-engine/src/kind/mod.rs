@@ -1,0 +1,130 @@
+//! Proof kinds: the only place that knows what a payload means.
+//!
+//! A [`ProofKind`] turns a request payload into a [`Plan`]: which circuit (proving key) it
+//! needs, how many partitions, each partition's witness and public inputs, and how partition
+//! proofs become the result bytes. The engine schedules, budgets and proves partitions without
+//! knowing anything else, so PoSt and SnapDeals slot in as more kinds in the [`Registry`].
+
+mod porep;
+mod synthetic;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cuzk_groth16::assignment::Witness;
+use cuzk_groth16::{Fr, Proof};
+use cuzk_pce::Pce;
+use serde::{Deserialize, Serialize};
+
+pub use crate::error::KindError;
+pub use porep::PorepKind;
+pub use synthetic::{SyntheticKind, SyntheticPayload};
+
+/// Names one proving key (and its PCE), e.g. `porep-2k`; residency and status use it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct CircuitId(pub String);
+
+impl fmt::Display for CircuitId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for CircuitId {
+    fn from(s: &str) -> Self {
+        CircuitId(s.to_string())
+    }
+}
+
+/// One partition, ready for a backend.
+#[derive(Debug)]
+pub struct PartitionInput {
+    pub witness: Witness,
+    /// What the partition proof must verify against.
+    pub public_inputs: Vec<Fr>,
+}
+
+/// Where a circuit's resources live on disk.
+#[derive(Clone, Debug)]
+pub struct CircuitSpec {
+    pub id: CircuitId,
+    /// The bellperson `.params` file.
+    pub params: PathBuf,
+    /// Pre-compiled constraints; `None` means partitions use full synthesis.
+    pub pce: Option<PceSpec>,
+}
+
+/// A PCE file and how to make it when it is missing or stale.
+#[derive(Clone)]
+pub struct PceSpec {
+    pub path: PathBuf,
+    /// Must match the identity stored in the file.
+    pub identity: String,
+    pub extract: Arc<dyn Fn() -> Result<Pce, KindError> + Send + Sync>,
+}
+
+impl fmt::Debug for PceSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PceSpec")
+            .field("path", &self.path)
+            .field("identity", &self.identity)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A parsed, checked request.
+pub trait Plan: Send + Sync {
+    fn circuit(&self) -> CircuitId;
+    fn partitions(&self) -> usize;
+    /// Produces partition `partition`'s witness (with the circuit's PCE when it has one).
+    fn synthesize(&self, partition: usize, pce: Option<&Pce>) -> Result<PartitionInput, KindError>;
+    /// The result bytes; by default the 192-byte proofs concatenated, as Filecoin expects.
+    fn assemble(&self, proofs: &[Proof]) -> Vec<u8> {
+        proofs.iter().flat_map(Proof::to_bytes).collect()
+    }
+}
+
+/// A family of requests (PoRep C2, WindowPoSt, ...).
+pub trait ProofKind: Send + Sync {
+    /// The registry name requests use.
+    fn name(&self) -> &'static str;
+    /// Parses and checks `payload`; errors here refuse the request before it is accepted.
+    fn plan(&self, payload: &[u8]) -> Result<Arc<dyn Plan>, KindError>;
+    /// Describes circuit `id` if this kind proves with it.
+    fn circuit(&self, id: &CircuitId) -> Option<CircuitSpec>;
+}
+
+/// The proof kinds an engine serves, by name.
+#[derive(Clone, Default)]
+pub struct Registry {
+    kinds: BTreeMap<&'static str, Arc<dyn ProofKind>>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.kinds.keys()).finish()
+    }
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `kind`, replacing one of the same name.
+    pub fn with(mut self, kind: impl ProofKind + 'static) -> Self {
+        self.kinds.insert(kind.name(), Arc::new(kind));
+        self
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn ProofKind>> {
+        self.kinds.get(name)
+    }
+
+    /// The spec of circuit `id`, from whichever kind knows it.
+    pub fn circuit(&self, id: &CircuitId) -> Option<CircuitSpec> {
+        self.kinds.values().find_map(|k| k.circuit(id))
+    }
+}

@@ -1,0 +1,170 @@
+//! A proof kind over `cuzk_groth16::conformance::RandomCircuit`, for tests and benchmarks:
+//! small circuits with real parameter files, real (optional) PCE files and real proofs, so the
+//! engine's whole path runs in milliseconds.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use cuzk_groth16::assignment::Witness;
+use cuzk_groth16::conformance::{RandomCircuit, Shape};
+use cuzk_groth16::params::{ProvingKey, Validation};
+use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
+use cuzk_groth16::{generator, Proof};
+use cuzk_pce::Pce;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use serde::{Deserialize, Serialize};
+
+use super::{CircuitId, CircuitSpec, KindError, PartitionInput, PceSpec, Plan, ProofKind};
+
+/// The payload of a synthetic request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyntheticPayload {
+    pub circuit: String,
+    pub partitions: usize,
+    /// Make this partition's synthesis fail, to exercise failure paths.
+    #[serde(default)]
+    pub fail_partition: Option<usize>,
+}
+
+impl SyntheticPayload {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("a plain struct always serialises")
+    }
+}
+
+#[derive(Debug)]
+struct Circuit {
+    circuit: RandomCircuit,
+    spec: CircuitSpec,
+}
+
+/// Named random circuits whose parameters live in one folder.
+#[derive(Debug)]
+pub struct SyntheticKind {
+    circuits: BTreeMap<CircuitId, Arc<Circuit>>,
+}
+
+impl SyntheticKind {
+    pub const NAME: &'static str = "synthetic";
+
+    /// Registers `circuits` (name, shape); each one's parameters are generated into `dir`
+    /// (deterministically from the name) unless already there. With `pce`, partitions use
+    /// pre-compiled constraints cached in `dir` as well.
+    pub fn new(dir: &Path, circuits: &[(&str, Shape)], pce: bool) -> Result<Self, KindError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| KindError::Other(format!("{}: {e}", dir.display())))?;
+        let mut out = BTreeMap::new();
+        for (name, shape) in circuits {
+            let seed = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+            });
+            let circuit = RandomCircuit::new(*shape, seed);
+            let params = dir.join(format!("cuzk-synthetic-{name}.params"));
+            if !params.exists() {
+                let pk =
+                    generator::generate(circuit.clone(), &mut ChaCha20Rng::seed_from_u64(seed))
+                        .map_err(|e| KindError::Other(format!("setup of {name}: {e}")))?;
+                pk.write(&params)
+                    .map_err(|e| KindError::Other(format!("writing {name}: {e}")))?;
+            }
+            let extract_from = circuit.clone();
+            let pce = pce.then(|| PceSpec {
+                path: dir.join(format!("cuzk-synthetic-{name}.pce")),
+                identity: format!("synthetic-{name}-{seed:016x}"),
+                extract: Arc::new(move || {
+                    Pce::extract(extract_from.clone()).map_err(|e| KindError::Other(e.to_string()))
+                }),
+            });
+            let id = CircuitId::from(*name);
+            let spec = CircuitSpec {
+                id: id.clone(),
+                params,
+                pce,
+            };
+            out.insert(id, Arc::new(Circuit { circuit, spec }));
+        }
+        Ok(SyntheticKind { circuits: out })
+    }
+}
+
+impl SyntheticKind {
+    /// Whether `result` is a valid proof of every partition of a `circuit` job: each 192-byte
+    /// proof is checked against the verifying key in the parameter file.
+    pub fn check(&self, circuit: &str, result: &[u8]) -> Result<bool, KindError> {
+        let c = self
+            .circuits
+            .get(&CircuitId::from(circuit))
+            .ok_or_else(|| KindError::Other(format!("no circuit {circuit:?}")))?;
+        let pk = ProvingKey::read(&c.spec.params, Validation::Full)
+            .map_err(|e| KindError::Other(e.to_string()))?;
+        let pvk = PreparedVerifyingKey::new(&pk.vk);
+        let inputs = c.circuit.public_inputs();
+        if result.is_empty() || result.len() % Proof::SIZE != 0 {
+            return Ok(false);
+        }
+        Ok(result.chunks(Proof::SIZE).all(|b| {
+            Proof::from_bytes(b).is_ok_and(|p| verify_proof(&pvk, &p, &inputs).unwrap_or(false))
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct SyntheticPlan {
+    circuit: Arc<Circuit>,
+    payload: SyntheticPayload,
+}
+
+impl Plan for SyntheticPlan {
+    fn circuit(&self) -> CircuitId {
+        self.circuit.spec.id.clone()
+    }
+
+    fn partitions(&self) -> usize {
+        self.payload.partitions
+    }
+
+    fn synthesize(&self, partition: usize, pce: Option<&Pce>) -> Result<PartitionInput, KindError> {
+        let fail = |reason: String| KindError::Partition { partition, reason };
+        if self.payload.fail_partition == Some(partition) {
+            return Err(fail("failure injected by the request".into()));
+        }
+        let c = self.circuit.circuit.clone();
+        let public_inputs = c.public_inputs();
+        let witness = match pce {
+            Some(pce) => pce.witness(c).map_err(|e| fail(e.to_string()))?,
+            None => Witness::synthesize(c).map_err(|e| fail(e.to_string()))?,
+        };
+        Ok(PartitionInput {
+            witness,
+            public_inputs,
+        })
+    }
+}
+
+impl ProofKind for SyntheticKind {
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+
+    fn plan(&self, payload: &[u8]) -> Result<Arc<dyn Plan>, KindError> {
+        let payload: SyntheticPayload =
+            serde_json::from_slice(payload).map_err(|e| KindError::Payload(e.to_string()))?;
+        let circuit = self
+            .circuits
+            .get(&CircuitId(payload.circuit.clone()))
+            .ok_or_else(|| KindError::Payload(format!("no circuit {:?}", payload.circuit)))?
+            .clone();
+        if payload.partitions == 0 {
+            return Err(KindError::Payload(
+                "a job needs at least one partition".into(),
+            ));
+        }
+        Ok(Arc::new(SyntheticPlan { circuit, payload }))
+    }
+
+    fn circuit(&self, id: &CircuitId) -> Option<CircuitSpec> {
+        self.circuits.get(id).map(|c| c.spec.clone())
+    }
+}

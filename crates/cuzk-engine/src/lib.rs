@@ -1,0 +1,35 @@
+//! The embeddable cuzk proving engine.
+//!
+//! ```text
+//! submit ─▶ store (durable) ─▶ scheduler (priority, FIFO, per partition)
+//!        ─▶ admission (budget + residency) ─▶ CPU workers (load, synthesise)
+//!        ─▶ bounded ready queue ─▶ backend workers (batch, prove)
+//!        ─▶ finisher (verify, CPU retry, store partition, release buffers) ─▶ await_job
+//! ```
+//!
+//! [`Engine::start`] opens the job store and re-queues what an earlier run left unfinished;
+//! [`Engine::submit`] records a request before returning its [`JobId`] (idempotent on the
+//! caller's request id); [`Engine::await_job`] blocks for the [`Outcome`] (`await` is a
+//! keyword); [`Engine::cancel`], [`Engine::status`], [`Engine::metrics`],
+//! [`Engine::preload`], [`Engine::evict`] and [`Engine::shutdown`] complete the `cuzk.v1`
+//! surface. Proof kinds come from a [`kind::Registry`] ([`kind::PorepKind`] for PoRep C2,
+//! [`kind::SyntheticKind`] for tests); the backend is any `cuzk_groth16::backend::Backend`.
+
+pub mod budget;
+mod engine;
+mod error;
+pub mod job;
+pub mod kind;
+pub mod metrics;
+mod pipeline;
+pub mod residency;
+pub mod scheduler;
+pub mod sim;
+pub mod store;
+
+pub use engine::{
+    BackendStatus, Engine, EngineConfig, EvictReport, PreloadReport, QueueStatus, Status,
+};
+pub use error::{EngineError, KindError, StoreError};
+pub use job::{JobId, JobInfo, JobState, Outcome, Priority, Request, Timings, Wait};
+pub use metrics::Metrics;

@@ -1,0 +1,218 @@
+//! Counters the engine keeps, and their Prometheus text form (what `GetMetrics` returns).
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Live counters, bumped lock-free from the workers.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub submitted: AtomicU64,
+    pub duplicates: AtomicU64,
+    pub succeeded: AtomicU64,
+    pub failed: AtomicU64,
+    pub cancelled: AtomicU64,
+    pub partitions: AtomicU64,
+    pub backend_calls: AtomicU64,
+    pub backend_busy_ns: AtomicU64,
+    pub verify_failures: AtomicU64,
+    pub cpu_retries: AtomicU64,
+    pub cpu_retry_successes: AtomicU64,
+    pub loads: AtomicU64,
+    pub load_ns: AtomicU64,
+    pub evictions: AtomicU64,
+    pub recovered: AtomicU64,
+}
+
+impl Counters {
+    pub fn add(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Relaxed);
+    }
+}
+
+/// A snapshot of the engine's counters and gauges.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Metrics {
+    pub jobs_submitted: u64,
+    /// Submissions that named an already accepted request id.
+    pub duplicate_submissions: u64,
+    pub jobs_succeeded: u64,
+    pub jobs_failed: u64,
+    pub jobs_cancelled: u64,
+    /// Unfinished jobs found in the store at start.
+    pub jobs_recovered: u64,
+    pub partitions_proved: u64,
+    pub backend_calls: u64,
+    /// Time the backend spent inside `prove`.
+    pub backend_busy_ns: u64,
+    /// Backend proofs that failed verification (or backend errors).
+    pub verify_failures: u64,
+    pub cpu_retries: u64,
+    pub cpu_retry_successes: u64,
+    pub circuit_loads: u64,
+    pub circuit_load_ns: u64,
+    pub evictions: u64,
+    pub budget_used_bytes: u64,
+    pub budget_peak_bytes: u64,
+    pub budget_limit_bytes: u64,
+    pub queued_jobs: u64,
+    pub running_jobs: u64,
+}
+
+impl Metrics {
+    pub(crate) fn from_counters(c: &Counters) -> Self {
+        let g = |a: &AtomicU64| a.load(Relaxed);
+        Metrics {
+            jobs_submitted: g(&c.submitted),
+            duplicate_submissions: g(&c.duplicates),
+            jobs_succeeded: g(&c.succeeded),
+            jobs_failed: g(&c.failed),
+            jobs_cancelled: g(&c.cancelled),
+            jobs_recovered: g(&c.recovered),
+            partitions_proved: g(&c.partitions),
+            backend_calls: g(&c.backend_calls),
+            backend_busy_ns: g(&c.backend_busy_ns),
+            verify_failures: g(&c.verify_failures),
+            cpu_retries: g(&c.cpu_retries),
+            cpu_retry_successes: g(&c.cpu_retry_successes),
+            circuit_loads: g(&c.loads),
+            circuit_load_ns: g(&c.load_ns),
+            evictions: g(&c.evictions),
+            ..Metrics::default()
+        }
+    }
+
+    /// Prometheus exposition text.
+    pub fn to_prometheus(&self) -> String {
+        let rows: [(&str, &str, &str, f64); 21] = [
+            (
+                "cuzk_jobs_submitted_total",
+                "counter",
+                "accepted jobs",
+                self.jobs_submitted as f64,
+            ),
+            (
+                "cuzk_duplicate_submissions_total",
+                "counter",
+                "submissions of a known request id",
+                self.duplicate_submissions as f64,
+            ),
+            (
+                "cuzk_jobs_succeeded_total",
+                "counter",
+                "jobs that returned a verified proof",
+                self.jobs_succeeded as f64,
+            ),
+            (
+                "cuzk_jobs_failed_total",
+                "counter",
+                "jobs that failed",
+                self.jobs_failed as f64,
+            ),
+            (
+                "cuzk_jobs_cancelled_total",
+                "counter",
+                "jobs cancelled",
+                self.jobs_cancelled as f64,
+            ),
+            (
+                "cuzk_jobs_recovered_total",
+                "counter",
+                "unfinished jobs re-queued at start",
+                self.jobs_recovered as f64,
+            ),
+            (
+                "cuzk_partitions_proved_total",
+                "counter",
+                "partition proofs made and verified",
+                self.partitions_proved as f64,
+            ),
+            (
+                "cuzk_backend_calls_total",
+                "counter",
+                "backend prove calls",
+                self.backend_calls as f64,
+            ),
+            (
+                "cuzk_backend_busy_seconds_total",
+                "counter",
+                "time inside the backend",
+                self.backend_busy_ns as f64 / 1e9,
+            ),
+            (
+                "cuzk_verify_failures_total",
+                "counter",
+                "backend proofs that failed verification",
+                self.verify_failures as f64,
+            ),
+            (
+                "cuzk_cpu_retries_total",
+                "counter",
+                "partitions retried on the CPU reference backend",
+                self.cpu_retries as f64,
+            ),
+            (
+                "cuzk_cpu_retry_successes_total",
+                "counter",
+                "CPU retries that verified",
+                self.cpu_retry_successes as f64,
+            ),
+            (
+                "cuzk_circuit_loads_total",
+                "counter",
+                "parameter/PCE loads to the hot tier",
+                self.circuit_loads as f64,
+            ),
+            (
+                "cuzk_circuit_load_seconds_total",
+                "counter",
+                "time spent loading",
+                self.circuit_load_ns as f64 / 1e9,
+            ),
+            (
+                "cuzk_evictions_total",
+                "counter",
+                "hot circuits demoted",
+                self.evictions as f64,
+            ),
+            (
+                "cuzk_budget_used_bytes",
+                "gauge",
+                "accounted memory",
+                self.budget_used_bytes as f64,
+            ),
+            (
+                "cuzk_budget_peak_bytes",
+                "gauge",
+                "highest accounted memory",
+                self.budget_peak_bytes as f64,
+            ),
+            (
+                "cuzk_budget_limit_bytes",
+                "gauge",
+                "memory budget",
+                self.budget_limit_bytes as f64,
+            ),
+            (
+                "cuzk_queued_jobs",
+                "gauge",
+                "jobs with partitions waiting",
+                self.queued_jobs as f64,
+            ),
+            (
+                "cuzk_running_jobs",
+                "gauge",
+                "jobs with partitions in flight",
+                self.running_jobs as f64,
+            ),
+            ("cuzk_up", "gauge", "1 while the engine runs", 1.0),
+        ];
+        let mut out = String::new();
+        for (name, kind, help, value) in rows {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+            );
+        }
+        out
+    }
+}

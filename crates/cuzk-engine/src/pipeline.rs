@@ -1,0 +1,414 @@
+//! The partition pipeline:
+//!
+//! ```text
+//! CPU workers ──(bounded ReadyQueue)──▶ backend workers ──(channel)──▶ finisher
+//! admit, load,                          batch same-circuit           verify (CPU retry once),
+//! synthesise                            partitions, prove            store, drop buffers
+//! ```
+//!
+//! While the backend proves partition N, a CPU worker synthesises N+1 (of any job); the queue
+//! bound and the budget keep that look-ahead from costing unbounded memory. Witnesses and
+//! evicted parameters are dropped on the finisher thread, never on a worker's hot path.
+
+use std::collections::VecDeque;
+use std::panic::{self, AssertUnwindSafe};
+use std::slice;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use cuzk_groth16::assignment::Witness;
+use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
+use cuzk_groth16::params::ProvingKey;
+use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
+use cuzk_groth16::Proof;
+
+use crate::engine::Shared;
+use crate::job::{JobId, JobState, Timings};
+use crate::kind::{CircuitId, PartitionInput, Plan};
+use crate::metrics::Counters;
+
+/// What one admitted partition holds: budget bytes and a pin on its circuit. Dropping it
+/// gives both back, so no path (failure, cancel, shutdown) can leak them.
+pub(crate) struct Lease {
+    shared: Arc<Shared>,
+    job: JobId,
+    pub(crate) circuit: CircuitId,
+    pub(crate) bytes: u64,
+}
+
+impl Lease {
+    pub(crate) fn new(shared: Arc<Shared>, job: JobId, circuit: CircuitId, bytes: u64) -> Self {
+        Lease {
+            shared,
+            job,
+            circuit,
+            bytes,
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let mut st = self.shared.lock();
+        st.budget.release(self.bytes);
+        st.residency.unpin(&self.circuit);
+        st.in_flight -= 1;
+        if let Some(e) = st.jobs.get_mut(&self.job) {
+            e.in_flight -= 1;
+        }
+        drop(st);
+        self.shared.cv.notify_all();
+    }
+}
+
+/// An admitted partition.
+pub(crate) struct Work {
+    pub job: JobId,
+    pub partition: usize,
+    pub plan: Arc<dyn Plan>,
+    /// Set when the job finished (cancelled, failed elsewhere): stop at the next boundary.
+    pub stop: Arc<AtomicBool>,
+    pub pvk: Arc<PreparedVerifyingKey>,
+    /// This partition's worker loads the circuit.
+    pub load: bool,
+    /// The job's first dispatched partition.
+    pub first: bool,
+    pub lease: Lease,
+}
+
+impl Work {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+}
+
+/// A synthesised partition waiting for the backend.
+pub(crate) struct Ready {
+    work: Work,
+    input: PartitionInput,
+    key: Arc<ProvingKey>,
+    timings: Timings,
+}
+
+/// The hand-off between CPU workers and backend workers. Production is demand-driven: a CPU
+/// worker starts a partition only while fewer are ready or being made than there are idle
+/// backend workers plus `lookahead`. With `lookahead` 1 the CPU makes partition N+1 while a
+/// device proves N; with 0 it starts only when a backend is idle, for a backend that needs
+/// every core itself (the CPU backend), where overlapping would only slow both sides.
+pub(crate) struct ReadyQueue {
+    inner: Mutex<Queue>,
+    cv: Condvar,
+    lookahead: usize,
+}
+
+#[derive(Default)]
+struct Queue {
+    items: VecDeque<Box<Ready>>,
+    /// Claims held by CPU workers.
+    producing: usize,
+    /// Backend workers waiting for items.
+    idle: usize,
+    /// No new claims (shutdown).
+    no_claims: bool,
+    /// Backend workers exit once empty.
+    closed: bool,
+}
+
+/// A CPU worker's right to make one partition; given back on drop unless pushed.
+pub(crate) struct Claim<'a>(&'a ReadyQueue);
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.0.lock().producing -= 1;
+        self.0.cv.notify_all();
+    }
+}
+
+impl ReadyQueue {
+    pub fn new(lookahead: usize) -> Self {
+        ReadyQueue {
+            inner: Mutex::new(Queue::default()),
+            cv: Condvar::new(),
+            lookahead,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until the backends want another partition; `None` once claims stop.
+    fn claim(&self) -> Option<Claim<'_>> {
+        let mut q = self.lock();
+        while !q.no_claims && q.items.len() + q.producing >= q.idle + self.lookahead {
+            q = self.cv.wait(q).unwrap_or_else(|p| p.into_inner());
+        }
+        if q.no_claims {
+            return None;
+        }
+        q.producing += 1;
+        Some(Claim(self))
+    }
+
+    /// Queues a partition made under `claim`; gives it back if the queue is closed.
+    fn push(&self, item: Box<Ready>, claim: Claim<'_>) -> Result<(), Box<Ready>> {
+        let mut q = self.lock();
+        if q.closed {
+            return Err(item);
+        }
+        q.items.push_back(item);
+        q.producing -= 1;
+        std::mem::forget(claim);
+        drop(q);
+        self.cv.notify_all();
+        Ok(())
+    }
+
+    /// Waits for an item and takes it with up to `max - 1` more of the same circuit; `None`
+    /// once closed and empty.
+    fn pop_batch(&self, max: usize) -> Option<Vec<Ready>> {
+        let mut q = self.lock();
+        q.idle += 1;
+        self.cv.notify_all();
+        while q.items.is_empty() && !q.closed {
+            q = self.cv.wait(q).unwrap_or_else(|p| p.into_inner());
+        }
+        q.idle -= 1;
+        let first = q.items.pop_front()?;
+        let mut batch = vec![*first];
+        let mut i = 0;
+        while batch.len() < max && i < q.items.len() {
+            if q.items[i].work.lease.circuit == batch[0].work.lease.circuit {
+                batch.extend(q.items.remove(i).map(|r| *r));
+            } else {
+                i += 1;
+            }
+        }
+        drop(q);
+        self.cv.notify_all();
+        Some(batch)
+    }
+
+    /// Stops handing out claims (CPU workers then exit).
+    pub fn stop_claims(&self) {
+        self.lock().no_claims = true;
+        self.cv.notify_all();
+    }
+
+    /// Backend workers exit once the queue is empty.
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.cv.notify_all();
+    }
+}
+
+/// Messages to the finisher thread.
+pub(crate) enum Finish {
+    /// A partition and what the backend made of it.
+    Proved(Box<(Ready, Result<Proof, String>)>),
+    /// Anything big to drop off the hot path.
+    Release(Box<dyn Send>),
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis() as u64
+}
+
+pub(crate) fn cpu_worker(shared: &Arc<Shared>, tx: &Sender<Finish>) {
+    while let Some(claim) = shared.ready.claim() {
+        let Some(mut work) = shared.admit() else {
+            return;
+        };
+        if work.first {
+            shared.mark_running(work.job);
+        }
+        let mut timings = Timings::default();
+        let t = Instant::now();
+        if work.load {
+            if let Err(reason) = shared.load(&work.lease.circuit) {
+                let reason = format!("loading circuit {}: {reason}", work.lease.circuit);
+                fail(shared, work, reason);
+                continue;
+            }
+        }
+        let resources = shared.wait_hot(&work.lease.circuit);
+        timings.srs_load_ms = ms(t.elapsed());
+        let (key, pce) = match resources {
+            Ok(r) => r,
+            Err(reason) => {
+                let reason = format!("circuit {}: {reason}", work.lease.circuit);
+                fail(shared, work, reason);
+                continue;
+            }
+        };
+        if work.stopped() {
+            continue;
+        }
+        let t = Instant::now();
+        let synthesized = guarded("synthesis", || {
+            work.plan
+                .synthesize(work.partition, pce.as_deref())
+                .map_err(|e| e.to_string())
+        });
+        match synthesized {
+            Err(reason) => fail(shared, work, reason),
+            Ok(input) => {
+                timings.synthesis_ms = ms(t.elapsed());
+                let bytes = shared.meter.witness(&input.witness);
+                shared.measured(&mut work.lease, bytes);
+                let ready = Box::new(Ready {
+                    work,
+                    input,
+                    key,
+                    timings,
+                });
+                if ready.work.stopped() {
+                    let _ = tx.send(Finish::Release(ready));
+                } else if let Err(ready) = shared.ready.push(ready, claim) {
+                    let _ = tx.send(Finish::Release(ready));
+                }
+            }
+        }
+    }
+}
+
+/// Runs `f`, turning a panic (in a proof kind or a backend) into an error for the job, so it
+/// cannot take a worker thread, and with it every job in flight, down.
+fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Err(format!("{what} panicked: {msg}"))
+    })
+}
+
+/// Fails `work`'s job after releasing what the partition held, so a caller woken by the
+/// failure finds the memory free.
+fn fail(shared: &Shared, work: Work, reason: String) {
+    let job = work.job;
+    drop(work);
+    shared.conclude(job, JobState::Failed { reason }, None);
+}
+
+pub(crate) fn backend_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Finish>) {
+    while let Some(batch) = shared.ready.pop_batch(shared.max_batch) {
+        let (mut live, stopped): (Vec<Ready>, Vec<Ready>) =
+            batch.into_iter().partition(|r| !r.work.stopped());
+        for r in stopped {
+            let _ = tx.send(Finish::Release(Box::new(r)));
+        }
+        if live.is_empty() {
+            continue;
+        }
+        shared.lock().backend_jobs[index] = Some(live[0].work.job);
+        let key = live[0].key.clone();
+        let witnesses: Vec<Witness> = live
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.input.witness))
+            .collect();
+        let rs: Vec<Randomness> = live
+            .iter()
+            .map(|_| Randomness::random(&mut rand::rngs::OsRng))
+            .collect();
+        let t = Instant::now();
+        let result = guarded("the backend", || {
+            shared
+                .backend
+                .prove(&key, &witnesses, &rs)
+                .map_err(|e| e.to_string())
+        });
+        let busy = t.elapsed();
+        Counters::add(&shared.counters.backend_busy_ns, busy.as_nanos() as u64);
+        Counters::add(&shared.counters.backend_calls, 1);
+        shared.lock().backend_jobs[index] = None;
+        let n = live.len();
+        let mut proofs: Vec<Result<Proof, String>> = match result {
+            Ok(p) if p.len() == n => p.into_iter().map(Ok).collect(),
+            Ok(p) => vec![
+                Err(format!(
+                    "backend returned {} proofs for {n} witnesses",
+                    p.len()
+                ));
+                n
+            ],
+            Err(e) => vec![Err(e); n],
+        };
+        for ((mut r, w), proof) in live.into_iter().zip(witnesses).zip(proofs.drain(..)) {
+            r.input.witness = w;
+            r.timings.backend_ms = ms(busy) / n as u64;
+            let _ = tx.send(Finish::Proved(Box::new((r, proof))));
+        }
+    }
+}
+
+pub(crate) fn finisher(shared: &Arc<Shared>, rx: &Receiver<Finish>) {
+    loop {
+        match rx.recv_timeout(Duration::from_secs(1)) {
+            Ok(Finish::Proved(p)) => check(shared, p.0, p.1),
+            Ok(Finish::Release(item)) => drop(item),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+        shared.expire();
+    }
+}
+
+/// Verifies a backend proof; a bad one (or a backend error) is retried once on the CPU
+/// reference backend. Then records the partition, or fails the job with the reason.
+fn check(shared: &Shared, ready: Ready, proof: Result<Proof, String>) {
+    let Ready {
+        work,
+        input: PartitionInput {
+            witness,
+            public_inputs,
+        },
+        key,
+        timings,
+    } = ready;
+    if work.stopped() {
+        return;
+    }
+    let (job, partition, pvk) = (work.job, work.partition, work.pvk.clone());
+    let valid = |p: &Proof| verify_proof(&pvk, p, &public_inputs).unwrap_or(false);
+    // Buffers and the lease go before the job is told, so its waiter finds them released.
+    let first_error = match proof {
+        Ok(p) if valid(&p) => {
+            drop(witness);
+            drop(work);
+            shared.partition_done(job, partition, p, timings);
+            return;
+        }
+        Ok(_) => format!(
+            "backend {} returned a proof that does not verify",
+            shared.backend.name()
+        ),
+        Err(e) => format!("backend {}: {e}", shared.backend.name()),
+    };
+    Counters::add(&shared.counters.verify_failures, 1);
+    Counters::add(&shared.counters.cpu_retries, 1);
+    let rs = Randomness::random(&mut rand::rngs::OsRng);
+    let retried = CpuBackend.prove(&key, slice::from_ref(&witness), &[rs]);
+    drop(witness);
+    drop(work);
+    match retried {
+        Ok(p) if p.len() == 1 && valid(&p[0]) => {
+            Counters::add(&shared.counters.cpu_retry_successes, 1);
+            shared.partition_done(job, partition, p[0], timings);
+        }
+        other => {
+            let retry = match other {
+                Err(e) => e.to_string(),
+                Ok(_) => "its proof does not verify either".into(),
+            };
+            let reason = format!(
+                "partition {partition}: {first_error}; retry on the CPU reference backend: {retry}"
+            );
+            shared.conclude(job, JobState::Failed { reason }, None);
+        }
+    }
+}

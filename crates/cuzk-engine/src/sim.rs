@@ -1,0 +1,94 @@
+//! A simulated backend, for tests and benchmarks: it takes a configured time per partition (as
+//! a GPU would, without using the CPU) and then proves for real on the CPU reference backend,
+//! which is quick for the small synthetic circuits, so every proof still verifies. Faults can
+//! be injected to exercise the engine's verification and retry.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use cuzk_groth16::assignment::Witness;
+use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
+use cuzk_groth16::params::ProvingKey;
+use cuzk_groth16::{G1Affine, G2Affine, Proof, ProverError};
+use group::prime::PrimeCurveAffine;
+
+/// What the simulated backend gets wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    None,
+    /// Returns well-formed proofs that do not verify.
+    WrongProof,
+    /// Fails every call.
+    Error,
+    /// Panics in every call (as a buggy device wrapper might).
+    Panic,
+}
+
+/// See the module documentation.
+#[derive(Debug)]
+pub struct SimBackend {
+    delay: Duration,
+    fault: Fault,
+    calls: AtomicU64,
+    /// Sizes of the batches it was given, in call order.
+    batches: Mutex<Vec<usize>>,
+}
+
+impl SimBackend {
+    pub fn new(delay: Duration, fault: Fault) -> Self {
+        SimBackend {
+            delay,
+            fault,
+            calls: AtomicU64::new(0),
+            batches: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    pub fn batches(&self) -> Vec<usize> {
+        self.batches
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl Backend for SimBackend {
+    fn name(&self) -> &'static str {
+        "sim"
+    }
+
+    fn prove(
+        &self,
+        pk: &ProvingKey,
+        witnesses: &[Witness],
+        randomness: &[Randomness],
+    ) -> Result<Vec<Proof>, ProverError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.batches
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(witnesses.len());
+        std::thread::sleep(self.delay * witnesses.len() as u32);
+        match self.fault {
+            Fault::None => CpuBackend.prove(pk, witnesses, randomness),
+            Fault::WrongProof => Ok(witnesses
+                .iter()
+                .map(|_| Proof {
+                    a: G1Affine::generator(),
+                    b: G2Affine::generator(),
+                    c: G1Affine::generator(),
+                })
+                .collect()),
+            Fault::Error => Err(ProverError::Backend {
+                backend: "sim",
+                message: "injected failure".into(),
+            }),
+            Fault::Panic => panic!("injected panic"),
+        }
+    }
+}

@@ -1,0 +1,393 @@
+//! The engine's behaviour through its public API, on synthetic circuits and a simulated
+//! backend: proving, idempotency, typed errors, priorities, cancellation, verification with
+//! CPU retry, residency tiers, batching, graceful restart and result expiry.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use cuzk_engine::kind::{CircuitId, SyntheticPayload};
+use cuzk_engine::residency::Tier;
+use cuzk_engine::sim::{Fault, SimBackend};
+use cuzk_engine::{Engine, EngineError, JobState, Outcome, Priority, Request, Wait};
+
+fn proof_of(outcome: Outcome) -> Vec<u8> {
+    match outcome {
+        Outcome::Succeeded { proof, .. } => proof,
+        other => panic!("expected success, got {other:?}"),
+    }
+}
+
+#[test]
+fn proves_partitioned_jobs_and_every_proof_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = start(dir.path(), 0);
+    let a = submit(&engine, "a", Priority::Normal, SMALL, 3);
+    let b = submit(&engine, "b", Priority::High, MEDIUM, 2);
+    let check = kind(dir.path());
+    let pa = proof_of(engine.await_job(a, Wait::Forever).unwrap());
+    let pb = proof_of(engine.await_job(b, Wait::Forever).unwrap());
+    assert_eq!((pa.len(), pb.len()), (3 * 192, 2 * 192));
+    assert!(check.check(SMALL, &pa).unwrap());
+    assert!(check.check(MEDIUM, &pb).unwrap());
+    // A proof checked against the other circuit's key does not verify: the check is real.
+    assert!(!check.check(MEDIUM, &pa[..192]).unwrap());
+    let m = engine.metrics();
+    assert_eq!(
+        (m.jobs_succeeded, m.partitions_proved, m.verify_failures),
+        (2, 5, 0)
+    );
+    assert!(engine
+        .metrics()
+        .to_prometheus()
+        .contains("cuzk_jobs_succeeded_total 2"));
+    let info = engine.job(a).unwrap();
+    assert_eq!(info.state, JobState::Succeeded);
+    assert!(info.timings.total_ms >= info.timings.queue_wait_ms);
+}
+
+#[test]
+fn submit_is_idempotent_on_the_request_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = start(dir.path(), 0);
+    let req = request("same", Priority::Normal, SMALL, 1);
+    let first = engine.submit(req.clone()).unwrap();
+    assert_eq!(engine.submit(req.clone()).unwrap(), first);
+    let mut other = req.clone();
+    other.payload = request("x", Priority::Normal, SMALL, 2).payload;
+    assert!(matches!(
+        engine.submit(other),
+        Err(EngineError::RequestIdReused { job, .. }) if job == first
+    ));
+    engine.await_job(first, Wait::Forever).unwrap();
+    // Still the same job after it finished, until collected.
+    assert_eq!(engine.submit(req.clone()).unwrap(), first);
+    assert!(matches!(
+        engine.collect(first),
+        Ok(Outcome::Succeeded { .. })
+    ));
+    assert!(matches!(
+        engine.collect(first),
+        Err(EngineError::UnknownJob(_))
+    ));
+    let again = engine.submit(req).unwrap();
+    assert_ne!(again, first);
+    assert_eq!(engine.metrics().duplicate_submissions, 2);
+}
+
+#[test]
+fn bad_input_gets_typed_errors_and_never_disturbs_accepted_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path(), sim(0));
+    cfg.meter = SCALE;
+    cfg.budget_bytes = 20_000_000_000; // fits SMALL (13.2 GB scaled), not MEDIUM
+    let engine = Engine::start(cfg).unwrap();
+    let ok = submit(&engine, "ok", Priority::Normal, SMALL, 2);
+
+    let mut r = request("k", Priority::Normal, SMALL, 1);
+    r.kind = "nope".into();
+    assert!(matches!(engine.submit(r), Err(EngineError::UnknownKind(_))));
+    let mut r = request("p", Priority::Normal, SMALL, 1);
+    r.payload = b"{not json".to_vec();
+    assert!(matches!(
+        engine.submit(r),
+        Err(EngineError::InvalidRequest(_))
+    ));
+    let r = request("z", Priority::Normal, SMALL, 0);
+    assert!(matches!(
+        engine.submit(r),
+        Err(EngineError::InvalidRequest(_))
+    ));
+    let r = request("c", Priority::Normal, "unknown-circuit", 1);
+    assert!(matches!(
+        engine.submit(r),
+        Err(EngineError::InvalidRequest(_))
+    ));
+    let r = request("big", Priority::Normal, MEDIUM, 1);
+    assert!(matches!(
+        engine.submit(r),
+        Err(EngineError::NeverFits { .. })
+    ));
+
+    let ghost = cuzk_engine::JobId(999);
+    assert!(matches!(
+        engine.await_job(ghost, Duration::ZERO),
+        Err(EngineError::UnknownJob(_))
+    ));
+    assert!(matches!(
+        engine.cancel(ghost),
+        Err(EngineError::UnknownJob(_))
+    ));
+    assert!(matches!(
+        engine.collect(ghost),
+        Err(EngineError::UnknownJob(_))
+    ));
+    assert!(matches!(engine.job(ghost), Err(EngineError::UnknownJob(_))));
+    let nobody = CircuitId::from("nobody");
+    assert!(matches!(
+        engine.preload(&nobody),
+        Err(EngineError::UnknownCircuit(_))
+    ));
+    assert!(matches!(
+        engine.evict(&nobody),
+        Err(EngineError::UnknownCircuit(_))
+    ));
+
+    assert!(matches!(
+        engine.await_job(ok, Wait::Forever),
+        Ok(Outcome::Succeeded { .. })
+    ));
+    assert!(matches!(
+        engine.cancel(ok),
+        Err(EngineError::AlreadyFinished(_))
+    ));
+    assert_eq!(engine.metrics().jobs_submitted, 1);
+}
+
+#[test]
+fn a_failing_partition_fails_its_job_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = start(dir.path(), 0);
+    let mut r = request("f", Priority::Normal, SMALL, 3);
+    r.payload = SyntheticPayload {
+        circuit: SMALL.into(),
+        partitions: 3,
+        fail_partition: Some(1),
+    }
+    .to_bytes();
+    let job = engine.submit(r).unwrap();
+    match engine.await_job(job, Wait::Forever).unwrap() {
+        Outcome::Failed { reason } => assert!(reason.contains("partition 1"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    wait_until("partitions released", || {
+        engine.status().partitions_in_flight == 0
+    });
+    // The engine goes on serving.
+    let next = submit(&engine, "n", Priority::Normal, SMALL, 1);
+    proof_of(engine.await_job(next, Wait::Forever).unwrap());
+}
+
+#[test]
+fn critical_work_overtakes_queued_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = start(dir.path(), 40);
+    let normal = submit(&engine, "n", Priority::Normal, SMALL, 8);
+    let low = submit(&engine, "l", Priority::Low, SMALL, 1);
+    wait_running(&engine, normal, 0);
+    let critical = submit(&engine, "c", Priority::Critical, SMALL, 1);
+    assert_eq!(engine.job(low).unwrap().queue_position, 2);
+    proof_of(engine.await_job(critical, Wait::Forever).unwrap());
+    // Critical needed one partition; normal had eight, low waits behind normal.
+    assert!(matches!(
+        engine.job(normal).unwrap().state,
+        JobState::Running { .. }
+    ));
+    assert_eq!(engine.job(low).unwrap().state, JobState::Queued);
+    proof_of(engine.await_job(normal, Wait::Forever).unwrap());
+    proof_of(engine.await_job(low, Wait::Forever).unwrap());
+}
+
+#[test]
+fn cancel_stops_queued_and_running_jobs_and_frees_their_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = start(dir.path(), 20);
+    let running = submit(&engine, "r", Priority::Normal, SMALL, 50);
+    let queued = submit(&engine, "q", Priority::Normal, MEDIUM, 3);
+    wait_running(&engine, running, 1);
+    assert!(!engine.cancel(queued).unwrap(), "never started");
+    assert!(engine.cancel(running).unwrap(), "was running");
+    assert_eq!(
+        engine.await_job(running, Wait::Forever).unwrap(),
+        Outcome::Cancelled
+    );
+    assert_eq!(
+        engine.await_job(queued, Wait::Forever).unwrap(),
+        Outcome::Cancelled
+    );
+    assert!(matches!(
+        engine.cancel(running),
+        Err(EngineError::AlreadyFinished(_))
+    ));
+    wait_until("in-flight partitions released", || {
+        engine.status().partitions_in_flight == 0
+    });
+    let status = engine.status();
+    let resident: u64 = status
+        .resident
+        .iter()
+        .filter(|r| r.tier == Tier::Hot)
+        .map(|r| r.size_bytes)
+        .sum();
+    assert_eq!(
+        status.budget_used_bytes, resident,
+        "only hot parameters stay charged"
+    );
+    assert!(status.resident.iter().all(|r| r.ref_count == 0));
+    let m = engine.metrics();
+    assert_eq!(m.jobs_cancelled, 2);
+    assert!(m.partitions_proved < 50);
+}
+
+#[test]
+fn wrong_proofs_are_caught_retried_on_the_cpu_and_counted() {
+    for fault in [Fault::WrongProof, Fault::Error, Fault::Panic] {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = Arc::new(SimBackend::new(Duration::ZERO, fault));
+        let engine = Engine::start(config(dir.path(), backend)).unwrap();
+        let job = submit(&engine, "w", Priority::Normal, MEDIUM, 2);
+        let proof = proof_of(engine.await_job(job, Wait::Forever).unwrap());
+        assert!(kind(dir.path()).check(MEDIUM, &proof).unwrap(), "{fault:?}");
+        let m = engine.metrics();
+        assert_eq!(
+            (m.verify_failures, m.cpu_retries, m.cpu_retry_successes),
+            (2, 2, 2),
+            "{fault:?}"
+        );
+    }
+}
+
+#[test]
+fn a_job_interrupted_by_too_many_restarts_fails_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = start(dir.path(), 50);
+    let job = submit(&engine, "p", Priority::Normal, SMALL, 20);
+    wait_running(&engine, job, 0);
+    engine.halt();
+    let mut cfg = config(dir.path(), sim(0));
+    cfg.max_restarts = 0;
+    let engine = Engine::start(cfg).unwrap();
+    match engine.await_job(job, Wait::Forever).unwrap() {
+        Outcome::Failed { reason } => assert!(reason.contains("1 engine restarts"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn residency_tiers_lru_eviction_preload_and_evict() {
+    let dir = tempfile::tempdir().unwrap();
+    let scaled = |budget| {
+        let mut cfg = config(dir.path(), sim(0));
+        cfg.meter = SCALE;
+        cfg.budget_bytes = budget;
+        Engine::start(cfg).unwrap()
+    };
+    // What MEDIUM needs (hot parameters + PCE + one unmeasured partition), from its refusal.
+    let Err(EngineError::NeverFits { needed, .. }) =
+        scaled(1).submit(request("probe", Priority::Normal, MEDIUM, 1))
+    else {
+        panic!("a one-byte budget fits nothing")
+    };
+    // Room for MEDIUM at work, not for SMALL staying hot beside it.
+    let budget = needed;
+    let engine = scaled(budget);
+    let (small, medium) = (CircuitId::from(SMALL), CircuitId::from(MEDIUM));
+    let tier = |c: &CircuitId| {
+        engine
+            .status()
+            .resident
+            .into_iter()
+            .find(|r| &r.circuit == c)
+            .map(|r| r.tier)
+    };
+    assert_eq!(tier(&small), None);
+    let first = engine.preload(&small).unwrap();
+    assert!(!first.already_loaded);
+    assert!(engine.preload(&small).unwrap().already_loaded);
+    assert_eq!(tier(&small), Some(Tier::Hot));
+    let job = submit(&engine, "m", Priority::Normal, MEDIUM, 2);
+    proof_of(engine.await_job(job, Wait::Forever).unwrap());
+    let status = engine.status();
+    assert_eq!(
+        (tier(&small), tier(&medium)),
+        (Some(Tier::Warm), Some(Tier::Hot)),
+        "LRU demotes the idle circuit to make room: {status:?}"
+    );
+    assert!(engine.metrics().evictions >= 1);
+    let report = engine.evict(&medium).unwrap();
+    assert!(report.was_loaded && report.freed_bytes > 0);
+    assert_eq!(tier(&medium), Some(Tier::Cold));
+    assert!(!engine.evict(&medium).unwrap().was_loaded);
+    assert_eq!(engine.status().budget_used_bytes, 0);
+    assert!(engine.metrics().budget_peak_bytes <= budget);
+    // Cold circuits come back on use.
+    let job = submit(&engine, "m2", Priority::Normal, MEDIUM, 1);
+    proof_of(engine.await_job(job, Wait::Forever).unwrap());
+    assert_eq!(tier(&medium), Some(Tier::Hot));
+}
+
+#[test]
+fn a_circuit_in_use_is_never_evicted() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = start(dir.path(), 100);
+    let job = submit(&engine, "u", Priority::Normal, SMALL, 3);
+    wait_running(&engine, job, 0);
+    assert!(matches!(
+        engine.evict(&CircuitId::from(SMALL)),
+        Err(EngineError::InUse(_))
+    ));
+    proof_of(engine.await_job(job, Wait::Forever).unwrap());
+    assert!(engine.evict(&CircuitId::from(SMALL)).unwrap().was_loaded);
+}
+
+#[test]
+fn same_circuit_partitions_are_batched_into_one_backend_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = sim(30);
+    let mut cfg = config(dir.path(), backend.clone());
+    cfg.max_batch = 4;
+    cfg.lookahead = 4;
+    let engine = Engine::start(cfg).unwrap();
+    let job = submit(&engine, "b", Priority::Normal, SMALL, 12);
+    let proof = proof_of(engine.await_job(job, Wait::Forever).unwrap());
+    assert!(kind(dir.path()).check(SMALL, &proof).unwrap());
+    let batches = backend.batches();
+    assert_eq!(batches.iter().sum::<usize>(), 12);
+    assert!(batches.iter().any(|&b| b > 1), "{batches:?}");
+    assert!(batches.iter().all(|&b| b <= 4), "{batches:?}");
+    assert_eq!(engine.metrics().backend_calls, batches.len() as u64);
+}
+
+#[test]
+fn shutdown_keeps_unfinished_jobs_and_a_restart_finishes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = start(dir.path(), 20);
+    let job = submit(&engine, "s", Priority::Normal, SMALL, 30);
+    let done = submit(&engine, "d", Priority::High, SMALL, 1);
+    engine.await_job(done, Wait::Forever).unwrap();
+    wait_running(&engine, job, 1);
+    engine.shutdown();
+
+    let engine = start(dir.path(), 0);
+    let m = engine.metrics();
+    assert_eq!(m.jobs_recovered, 1);
+    // The finished job's result survives the restart.
+    assert_eq!(
+        proof_of(engine.await_job(done, Wait::Forever).unwrap()).len(),
+        192
+    );
+    let proof = proof_of(engine.await_job(job, Wait::Forever).unwrap());
+    assert!(kind(dir.path()).check(SMALL, &proof).unwrap());
+    // Partitions proved before the shutdown were not proved again.
+    assert!(engine.metrics().partitions_proved < 30);
+}
+
+#[test]
+fn uncollected_results_expire() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path(), sim(0));
+    cfg.result_ttl = Duration::ZERO;
+    let engine = Engine::start(cfg).unwrap();
+    let job = submit(&engine, "e", Priority::Normal, SMALL, 1);
+    wait_until("expiry", || {
+        matches!(engine.job(job), Err(EngineError::UnknownJob(_)))
+    });
+    let again: Request = request("e", Priority::Normal, SMALL, 1);
+    assert_ne!(
+        engine.submit(again).unwrap(),
+        job,
+        "the request id was freed"
+    );
+}

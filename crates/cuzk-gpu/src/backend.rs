@@ -1,0 +1,181 @@
+//! [`GpuBackend`]: the [`Backend`] whose NTTs and MSMs run on one GPU.
+//!
+//! The proving key's five queries are uploaded once and stay resident until a proof under a
+//! different key arrives (or the backend is dropped); per proof only the witness crosses the
+//! bus. The proof is assembled exactly as [`CpuBackend`](cuzk_groth16::backend::CpuBackend)
+//! does, so the bytes are identical for the same witness and randomness.
+
+use std::sync::Mutex;
+
+use cuzk_groth16::assignment::Witness;
+use cuzk_groth16::backend::{assemble, check_batch, check_shape, Backend, Randomness};
+use cuzk_groth16::params::ProvingKey;
+use cuzk_groth16::{Fr, Proof, ProverError};
+use group::Group;
+
+use crate::domain::quotient_msm;
+use crate::msm::{Curve, DeviceBase, G1, G2};
+use crate::{Device, GpuError};
+
+/// Proves on one GPU. Calls are serialised per backend; make one per GPU to use several.
+#[derive(Debug)]
+pub struct GpuBackend {
+    device: Device,
+    resident: Mutex<Option<ResidentKey>>,
+}
+
+impl GpuBackend {
+    /// A backend on GPU `ordinal`.
+    pub fn new(ordinal: usize) -> Result<Self, GpuError> {
+        Ok(GpuBackend {
+            device: Device::open(ordinal)?,
+            resident: Mutex::new(None),
+        })
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Uploads `pk`'s queries now rather than at the first proof.
+    pub fn preload(&self, pk: &ProvingKey) -> Result<(), ProverError> {
+        let mut resident = self.resident.lock().unwrap_or_else(|e| e.into_inner());
+        self.resident_for(&mut resident, pk)?;
+        Ok(())
+    }
+
+    /// Frees the resident key's device memory.
+    pub fn evict(&self) {
+        *self.resident.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    fn resident_for<'a>(
+        &self,
+        slot: &'a mut Option<ResidentKey>,
+        pk: &ProvingKey,
+    ) -> Result<&'a mut ResidentKey, ProverError> {
+        let id = KeyId::of(pk);
+        if slot.as_ref().is_some_and(|r| r.id != id) {
+            *slot = None; // free the old key before uploading the new one
+        }
+        if slot.is_none() {
+            *slot = Some(ResidentKey::upload(&self.device, pk, id)?);
+        }
+        Ok(slot.as_mut().unwrap())
+    }
+}
+
+impl Backend for GpuBackend {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn prove(
+        &self,
+        pk: &ProvingKey,
+        witnesses: &[Witness],
+        randomness: &[Randomness],
+    ) -> Result<Vec<Proof>, ProverError> {
+        check_batch(witnesses, randomness)?;
+        for w in witnesses {
+            check_shape(pk, w)?;
+        }
+        let mut resident = self.resident.lock().unwrap_or_else(|e| e.into_inner());
+        let key = self.resident_for(&mut resident, pk)?;
+        witnesses
+            .iter()
+            .zip(randomness)
+            .map(|(w, rs)| key.prove(pk, w, rs))
+            .collect()
+    }
+}
+
+/// Tells proving keys apart cheaply: δ is fresh randomness of each setup.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct KeyId {
+    delta_g1: [u8; 48],
+    lengths: [usize; 5],
+}
+
+impl KeyId {
+    fn of(pk: &ProvingKey) -> Self {
+        KeyId {
+            delta_g1: pk.vk.delta_g1.to_compressed(),
+            lengths: pk.lengths(),
+        }
+    }
+}
+
+/// A proving key's queries in device memory. Empty queries have no base and sum to zero.
+#[derive(Debug)]
+struct ResidentKey {
+    id: KeyId,
+    h: Option<DeviceBase<G1>>,
+    l: Option<DeviceBase<G1>>,
+    a: Option<DeviceBase<G1>>,
+    b_g1: Option<DeviceBase<G1>>,
+    b_g2: Option<DeviceBase<G2>>,
+}
+
+fn upload<C: Curve>(
+    device: &Device,
+    points: &[C::Affine],
+) -> Result<Option<DeviceBase<C>>, GpuError> {
+    if points.is_empty() {
+        return Ok(None);
+    }
+    DeviceBase::upload(device, points).map(Some)
+}
+
+fn run<C: Curve>(
+    base: &mut Option<DeviceBase<C>>,
+    scalars: &[Fr],
+) -> Result<C::Projective, GpuError> {
+    match base {
+        Some(base) => base.msm(scalars),
+        None => Ok(C::Projective::identity()),
+    }
+}
+
+impl ResidentKey {
+    fn upload(device: &Device, pk: &ProvingKey, id: KeyId) -> Result<Self, ProverError> {
+        Ok(ResidentKey {
+            id,
+            h: upload::<G1>(device, pk.h()?)?,
+            l: upload::<G1>(device, pk.l()?)?,
+            a: upload::<G1>(device, pk.a()?)?,
+            b_g1: upload::<G1>(device, pk.b_g1()?)?,
+            b_g2: upload::<G2>(device, pk.b_g2()?)?,
+        })
+    }
+
+    fn prove(
+        &mut self,
+        pk: &ProvingKey,
+        w: &Witness,
+        rs: &Randomness,
+    ) -> Result<Proof, ProverError> {
+        let d = &w.density;
+        let h = match &mut self.h {
+            Some(base) => quotient_msm(base, &w.a, &w.b, &w.c)?,
+            None => Group::identity(),
+        };
+        let a_scalars: Vec<Fr> = w
+            .input
+            .iter()
+            .copied()
+            .chain(d.a_aux.select(&w.aux))
+            .collect();
+        let b_scalars: Vec<Fr> = d
+            .b_input
+            .select(&w.input)
+            .into_iter()
+            .chain(d.b_aux.select(&w.aux))
+            .collect();
+        let l = run(&mut self.l, &w.aux)?;
+        let a = run(&mut self.a, &a_scalars)?;
+        let b1 = run(&mut self.b_g1, &b_scalars)?;
+        let b2 = run(&mut self.b_g2, &b_scalars)?;
+        Ok(assemble(pk, rs, h + l, a, b1, b2))
+    }
+}

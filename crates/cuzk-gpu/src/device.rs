@@ -1,0 +1,92 @@
+//! Finding and choosing GPUs.
+
+use std::ffi::{c_char, CStr};
+
+use crate::sys::cuda;
+use crate::GpuError;
+
+/// How many usable GPUs (compute capability 7.0+, cooperative launch) this process sees.
+pub fn count() -> Result<usize, GpuError> {
+    let mut n = 0usize;
+    cuda!(0, cuzk_gpu_count(&mut n))?;
+    Ok(n)
+}
+
+/// One GPU, chosen by ordinal among the usable ones.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Device {
+    ordinal: usize,
+    name: String,
+    compute_capability: u32,
+    total_memory: usize,
+}
+
+impl Device {
+    /// Opens GPU `ordinal`; a typed error if there is no such GPU or no CUDA at all.
+    pub fn open(ordinal: usize) -> Result<Device, GpuError> {
+        let count = count()?;
+        if ordinal >= count {
+            return Err(GpuError::BadOrdinal { ordinal, count });
+        }
+        let (name, sm, _, total) = info(ordinal)?;
+        Ok(Device {
+            ordinal,
+            name,
+            compute_capability: sm,
+            total_memory: total,
+        })
+    }
+
+    /// Every usable GPU, in ordinal order.
+    pub fn all() -> Result<Vec<Device>, GpuError> {
+        (0..count()?).map(Device::open).collect()
+    }
+
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    pub(crate) fn id(&self) -> i32 {
+        self.ordinal as i32
+    }
+
+    /// The marketing name, e.g. "NVIDIA H200".
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Compute capability as major·10 + minor (90 for Hopper).
+    pub fn compute_capability(&self) -> u32 {
+        self.compute_capability
+    }
+
+    pub fn total_memory(&self) -> usize {
+        self.total_memory
+    }
+
+    /// Device memory free right now, in bytes (after returning the allocator pool's cached
+    /// blocks to the device, so the figure shows what is really in use).
+    pub fn free_memory(&self) -> Result<usize, GpuError> {
+        Ok(info(self.ordinal)?.2)
+    }
+}
+
+fn info(ordinal: usize) -> Result<(String, u32, usize, usize), GpuError> {
+    let mut name = [0 as c_char; 256];
+    let (mut sm, mut free, mut total) = (0i32, 0usize, 0usize);
+    cuda!(
+        ordinal,
+        cuzk_gpu_info(
+            ordinal as i32,
+            name.as_mut_ptr(),
+            &mut sm,
+            &mut free,
+            &mut total
+        )
+    )?;
+    // SAFETY: the C side NUL-terminates `name` (snprintf into 256 bytes).
+    let name = unsafe { CStr::from_ptr(name.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
+    Ok((name, sm as u32, free, total))
+}

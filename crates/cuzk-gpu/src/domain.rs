@@ -1,0 +1,151 @@
+//! NTTs and the Groth16 quotient `h = (a·b − c)/Z` on the GPU, with [`cuzk_groth16::domain`]'s
+//! typed vectors so that coefficient and evaluation forms cannot be mixed up.
+
+use cuzk_groth16::domain::{Coefficients, CosetEvaluations, Domain, Evaluations};
+use cuzk_groth16::{Fr, G1Projective, ProverError};
+use ff::Field;
+
+use crate::msm::{DeviceBase, G1};
+use crate::sys::cuda;
+use crate::{Device, GpuError};
+
+fn ntt(
+    device: &Device,
+    domain: &Domain,
+    mut v: Vec<Fr>,
+    inverse: bool,
+    coset: bool,
+) -> Result<Vec<Fr>, GpuError> {
+    if v.len() != domain.size() {
+        return Err(GpuError::Argument(format!(
+            "{} values for a domain of {}",
+            v.len(),
+            domain.size()
+        )));
+    }
+    cuda!(
+        device.ordinal(),
+        cuzk_ntt(
+            device.id(),
+            v.as_mut_ptr(),
+            domain.log_size(),
+            inverse as i32,
+            coset as i32
+        )
+    )?;
+    Ok(v)
+}
+
+/// Evaluates on the domain.
+pub fn fft(device: &Device, domain: &Domain, c: Coefficients) -> Result<Evaluations, ProverError> {
+    let v = ntt(device, domain, c.into_vec(), false, false)?;
+    Ok(domain.evaluations(v)?)
+}
+
+/// Interpolates from the domain.
+pub fn ifft(device: &Device, domain: &Domain, e: Evaluations) -> Result<Coefficients, ProverError> {
+    let v = ntt(device, domain, e.into_vec(), true, false)?;
+    Ok(domain.coefficients(v)?)
+}
+
+/// Evaluates on the coset `g·⟨ω⟩`.
+pub fn coset_fft(
+    device: &Device,
+    domain: &Domain,
+    c: Coefficients,
+) -> Result<CosetEvaluations, ProverError> {
+    let v = ntt(device, domain, c.into_vec(), false, true)?;
+    Ok(domain.coset_evaluations(v)?)
+}
+
+/// Interpolates from the coset `g·⟨ω⟩`.
+pub fn icoset_fft(
+    device: &Device,
+    domain: &Domain,
+    e: CosetEvaluations,
+) -> Result<Coefficients, ProverError> {
+    let v = ntt(device, domain, e.into_vec(), true, true)?;
+    Ok(domain.coefficients(v)?)
+}
+
+fn prepare(a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Domain, Fr), ProverError> {
+    if a.len() != b.len() || a.len() != c.len() {
+        return Err(GpuError::Argument(format!(
+            "a, b, c have lengths {}, {}, {}",
+            a.len(),
+            b.len(),
+            c.len()
+        ))
+        .into());
+    }
+    let domain = Domain::for_size(a.len())?;
+    let z_inv = domain.vanishing_on_coset().invert().unwrap();
+    Ok((domain, z_inv))
+}
+
+/// The quotient's coefficients, as [`cuzk_groth16::backend::quotient`] computes them on the CPU.
+pub fn quotient(
+    device: &Device,
+    a: &[Fr],
+    b: &[Fr],
+    c: &[Fr],
+) -> Result<(Domain, Coefficients), ProverError> {
+    let (domain, z_inv) = prepare(a, b, c)?;
+    let mut h = vec![Fr::ZERO; domain.size()];
+    cuda!(
+        device.ordinal(),
+        cuzk_quotient(
+            device.id(),
+            a.as_ptr(),
+            b.as_ptr(),
+            c.as_ptr(),
+            a.len(),
+            domain.log_size(),
+            &z_inv,
+            h.as_mut_ptr(),
+            std::ptr::null_mut::<std::ffi::c_void>(),
+            0,
+            std::ptr::null_mut::<G1Projective>(),
+        )
+    )?;
+    let h = domain.coefficients(h)?;
+    Ok((domain, h))
+}
+
+/// `Σ h_i · H_i` with `h` computed and kept on the device: a, b, c go up once, one point comes
+/// back. `base` is the key's H query (domain size − 1 points).
+pub fn quotient_msm(
+    base: &mut DeviceBase<G1>,
+    a: &[Fr],
+    b: &[Fr],
+    c: &[Fr],
+) -> Result<G1Projective, ProverError> {
+    let (domain, z_inv) = prepare(a, b, c)?;
+    let h_len = domain.size() - 1;
+    if base.len() != h_len {
+        return Err(ProverError::ParamsMismatch {
+            section: "h",
+            expected: h_len,
+            got: base.len(),
+        });
+    }
+    let mut out = <G1Projective as group::Group>::identity();
+    let ordinal = base.ordinal();
+    cuda!(
+        ordinal,
+        cuzk_quotient(
+            ordinal as i32,
+            a.as_ptr(),
+            b.as_ptr(),
+            c.as_ptr(),
+            a.len(),
+            domain.log_size(),
+            &z_inv,
+            std::ptr::null_mut::<Fr>(),
+            base.raw(),
+            h_len,
+            &mut out,
+        )
+    )?;
+    Ok(out)
+}

@@ -1,0 +1,207 @@
+//! The GPU backend against the CPU reference. Tests marked `#[ignore]` need an NVIDIA GPU and
+//! run on the device machine through `tools/gpu-tests.sh` (see docs/GPU.md).
+
+use cuzk_gpu::msm::{msm, DeviceBase, G1, G2};
+use cuzk_gpu::{domain, Device, GpuBackend, GpuError};
+use cuzk_groth16::backend::{quotient, Backend, CpuBackend, Randomness};
+use cuzk_groth16::conformance::{
+    check_backend, random_g1, random_g2, random_scalars, standard_shapes, RandomCircuit, Shape,
+};
+use cuzk_groth16::domain::Domain;
+use cuzk_groth16::{generator, msm as cpu_msm, Fr};
+use ff::Field;
+use group::Curve;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+fn device() -> Device {
+    Device::open(0).expect("GPU 0")
+}
+
+/// Random scalars with runs of zeros and ones, as witness-side MSMs have.
+fn witness_like(n: usize, seed: u64) -> Vec<Fr> {
+    let mut s = random_scalars(n, seed);
+    for (i, v) in s.iter_mut().enumerate() {
+        match i % 5 {
+            0 => *v = Fr::ZERO,
+            1 => *v = Fr::ONE,
+            _ => {}
+        }
+    }
+    s
+}
+
+#[test]
+fn missing_gpu_or_kernels_is_a_typed_error() {
+    match (cuzk_gpu::BUILT_WITH_CUDA, cuzk_gpu::count()) {
+        (true, Ok(n)) => assert!(matches!(
+            GpuBackend::new(n + 3),
+            Err(GpuError::BadOrdinal { ordinal, count }) if ordinal == n + 3 && count == n
+        )),
+        (false, Err(GpuError::NotBuilt)) => {}
+        (true, Err(GpuError::NoDevice(_))) => {
+            assert!(matches!(GpuBackend::new(0), Err(GpuError::NoDevice(_))))
+        }
+        other => panic!("unexpected answer without a usable GPU: {other:?}"),
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn device_reports_itself() {
+    let d = device();
+    let free = d.free_memory().unwrap();
+    println!(
+        "GPU 0: {} (sm_{}), {} of {} MiB free",
+        d.name(),
+        d.compute_capability(),
+        free >> 20,
+        d.total_memory() >> 20
+    );
+    assert!(free > 0 && free <= d.total_memory());
+    assert_eq!(Device::all().unwrap()[0], d);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn msm_matches_cpu() {
+    let d = device();
+    for (i, n) in [1usize, 2, 31, 1000, (1 << 16) + 3].into_iter().enumerate() {
+        let seed = i as u64;
+        let (p1, p2, s) = (
+            random_g1(n, seed),
+            random_g2(n, seed),
+            witness_like(n, seed),
+        );
+        let g1 = msm::<G1>(&d, &p1, &s).unwrap();
+        assert_eq!(
+            g1.to_affine(),
+            cpu_msm::blst_g1(&p1, &s).to_affine(),
+            "G1, n = {n}"
+        );
+        let g2 = msm::<G2>(&d, &p2, &s).unwrap();
+        assert_eq!(
+            g2.to_affine(),
+            cpu_msm::blst_g2(&p2, &s).to_affine(),
+            "G2, n = {n}"
+        );
+    }
+    // A resident base serves many calls and shorter scalar vectors.
+    let (points, s) = (random_g1(5000, 9), random_scalars(5000, 10));
+    let mut base = DeviceBase::<G1>::upload(&d, &points).unwrap();
+    for len in [5000, 4999, 17] {
+        let got = base.msm(&s[..len]).unwrap().to_affine();
+        assert_eq!(got, cpu_msm::blst_g1(&points[..len], &s[..len]).to_affine());
+    }
+    assert!(matches!(
+        base.msm(&random_scalars(5001, 1)),
+        Err(GpuError::Argument(_))
+    ));
+    assert!(matches!(
+        DeviceBase::<G1>::upload(&d, &[]),
+        Err(GpuError::Argument(_))
+    ));
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn ntts_match_cpu() {
+    let d = device();
+    for lg in [0u32, 1, 5, 10, 13, 16, 20] {
+        let domain = Domain::new(lg).unwrap();
+        let v = random_scalars(domain.size(), lg as u64);
+        let c = || domain.coefficients(v.clone()).unwrap();
+        let e = || domain.evaluations(v.clone()).unwrap();
+        let ce = || domain.coset_evaluations(v.clone()).unwrap();
+        assert_eq!(
+            domain::fft(&d, &domain, c()).unwrap(),
+            domain.fft(c()),
+            "fft 2^{lg}"
+        );
+        assert_eq!(
+            domain::ifft(&d, &domain, e()).unwrap(),
+            domain.ifft(e()),
+            "ifft 2^{lg}"
+        );
+        assert_eq!(
+            domain::coset_fft(&d, &domain, c()).unwrap(),
+            domain.coset_fft(c()),
+            "coset 2^{lg}"
+        );
+        assert_eq!(
+            domain::icoset_fft(&d, &domain, ce()).unwrap(),
+            domain.icoset_fft(ce()),
+            "icoset 2^{lg}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn quotient_matches_cpu() {
+    let d = device();
+    for n in [1usize, 2, 3, 100, 1 << 12, (1 << 17) - 5] {
+        let (a, b, c) = (
+            random_scalars(n, 1),
+            witness_like(n, 2),
+            random_scalars(n, 3),
+        );
+        let (_, want) = quotient(&a, &b, &c).unwrap();
+        let (_, got) = domain::quotient(&d, &a, &b, &c).unwrap();
+        assert_eq!(got, want, "n = {n}");
+    }
+    let short = random_scalars(3, 4);
+    assert!(domain::quotient(&d, &short, &short[..2], &short).is_err());
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn conforms_on_random_circuits() {
+    let backend = GpuBackend::new(0).unwrap();
+    let mut circuits: Vec<RandomCircuit> = standard_shapes()
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| RandomCircuit::new(s, i as u64))
+        .collect();
+    circuits.extend((0..24).map(|i| RandomCircuit::new(Shape::random(100 + i, 300), 1000 + i)));
+    check_backend(&backend, &circuits, 2).unwrap();
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn device_memory_is_released_after_100_proofs() {
+    let shape = Shape {
+        inputs: 4,
+        free_aux: 300,
+        constraints: 5000,
+        max_terms: 4,
+        zero_witness: false,
+        b_only_one: false,
+    };
+    let circuit = RandomCircuit::new(shape, 77);
+    let mut rng = ChaCha20Rng::seed_from_u64(78);
+    let pk = generator::generate(circuit.clone(), &mut rng).unwrap();
+    let w = [cuzk_groth16::assignment::Witness::synthesize(circuit).unwrap()];
+    let rs = Randomness::random(&mut rng);
+    let want = CpuBackend.prove(&pk, &w, &[rs]).unwrap();
+
+    // One warm-up proof creates the context-lifetime state (streams, NTT twiddle tables).
+    GpuBackend::new(0).unwrap().prove(&pk, &w, &[rs]).unwrap();
+    let d = device();
+    let start = d.free_memory().unwrap();
+    // The measurement sees allocations: a resident 2^20-point base holds at least 96 MiB.
+    let base = DeviceBase::<G1>::upload(&d, &random_g1(1 << 20, 5)).unwrap();
+    let held = start - d.free_memory().unwrap();
+    assert!(held >= 96 << 20, "only {held} bytes held by a 96 MiB base");
+    drop(base);
+    assert_eq!(d.free_memory().unwrap(), start);
+    {
+        let backend = GpuBackend::new(0).unwrap();
+        for _ in 0..100 {
+            assert_eq!(backend.prove(&pk, &w, &[rs]).unwrap(), want);
+        }
+    }
+    let end = d.free_memory().unwrap();
+    println!("free device memory: {start} before, {end} after 100 proofs");
+    assert_eq!(end, start);
+}

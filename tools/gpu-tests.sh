@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds cuzk-gpu's test and bench binaries here (no GPU needed) with the pip CUDA compiler,
+# stages them with a runner under target/gpu-carry/, and prints the one device command that
+# runs them all on the GPU machine (ignored GPU tests included). See docs/GPU.md.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+NVCC="$(tools/install-cuda.sh)"
+export NVCC
+stage=target/gpu-carry
+rm -rf "$stage"
+mkdir -p "$stage"
+build() {
+  cargo "$@" -p cuzk-gpu --features cuda --no-run --message-format=json-render-diagnostics \
+    | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["target"]["kind"][0], m["target"]["name"], m["executable"])
+'
+}
+{ build test --release; build bench; } | while read -r kind name exe; do
+  cp "$exe" "$stage/$kind-$name"
+  strip --strip-debug "$stage/$kind-$name"
+done
+cat > "$stage/run.sh" <<'RUN'
+#!/usr/bin/env bash
+# Runs every staged GPU test (ignored ones included), then the GPU benchmark. Output goes to
+# stdout and, when $OUT is set, to $OUT/gpu-tests.log.
+cd "$(dirname "$0")/../.."
+log="${OUT:-/tmp}/gpu-tests.log"
+rc=0
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
+  for t in target/gpu-carry/test-* target/gpu-carry/lib-*; do
+    [ -x "$t" ] || continue
+    echo "== $t"
+    "$t" --include-ignored --test-threads=1 --nocapture || rc=1
+  done
+  if [ "${CUZK_SKIP_BENCH:-0}" != 1 ]; then
+    echo "== bench"
+    target/gpu-carry/bench-gpu || rc=1
+  fi
+  echo "exit status $rc"
+} 2>&1 | tee "$log"
+exit $rc
+RUN
+chmod +x "$stage/run.sh"
+ls -la "$stage" >&2
+du -sh "$stage" >&2
+echo "device command (carry target/gpu-carry): bash target/gpu-carry/run.sh"
