@@ -662,6 +662,9 @@ impl Shared {
             }
         }
         let now = now_ms();
+        // The durable accept and the in-memory insert happen under one lock, so a duplicate
+        // submit racing this one never gets an id the engine does not know yet.
+        let mut st = self.lock();
         match self.store.accept(&req, now)? {
             Accept::Conflict(job) => Err(EngineError::RequestIdReused {
                 request_id: req.request_id,
@@ -683,7 +686,6 @@ impl Shared {
                     timings: Timings::default(),
                 };
                 let partitions = plan.partitions();
-                let mut st = self.lock();
                 st.jobs.insert(job, JobEntry::new(&rec, Some(plan)));
                 st.scheduler.push(job, rec.priority, 0..partitions);
                 drop(st);
