@@ -1,19 +1,22 @@
-//! `cuzk`: prove Filecoin sectors, generate parameters, and run the bundled demo.
+//! `cuzk`: the proving daemon, its client and benchmarks, and local prove / paramgen / PCE
+//! tools and the bundled demo.
 
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+mod local;
+mod remote;
 
-use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use cuzk_circuits::{C1Input, SealShape, Synthesis};
-use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
-use cuzk_groth16::params::{ProvingKey, Validation};
-use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
-use cuzk_groth16::Proof;
-use cuzk_pce::Pce;
+use cuzk_circuits::{C1Input, SealShape};
+use cuzk_groth16::backend::CpuBackend;
+use cuzk_groth16::params::Validation;
+
+use local::{BackendKind, SynthesisKind};
+use remote::{BenchArgs, DaemonArgs, RemoteCommand};
 
 /// The 2 KiB C1 output bundled for `cuzk demo` (sealed by tools/fixtures).
-const DEMO_C1: &[u8] = include_bytes!("../../../fixtures/porep/2KiB/c1.json");
+pub(crate) const DEMO_C1: &[u8] = include_bytes!("../../../fixtures/porep/2KiB/c1.json");
 
 #[derive(Parser)]
 #[command(name = "cuzk", version, about = "Groth16 proving engine for Filecoin")]
@@ -39,6 +42,13 @@ enum Command {
         #[command(subcommand)]
         kind: PceKind,
     },
+    /// Run the cuzk.v1 gRPC daemon (Curio's ProvingEngine).
+    Daemon(DaemonArgs),
+    /// Talk to a running daemon.
+    #[command(flatten)]
+    Remote(RemoteCommand),
+    /// Benchmark a daemon (or an in-process one): progress, summary table, timeline SVG.
+    Bench(BenchArgs),
     /// Generate 2 KiB parameters if missing, prove the bundled 2 KiB sector, verify, time it.
     Demo {
         /// Parameter folder [default: $FIL_PROOFS_PARAMETER_CACHE, else .cache/params].
@@ -124,14 +134,6 @@ enum PceExtract {
     },
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum SynthesisKind {
-    /// Witness-only synthesis plus pre-compiled matrices.
-    Pce,
-    /// Full constraint synthesis (the reference path).
-    Full,
-}
-
 #[derive(Subcommand)]
 enum ParamgenKind {
     /// Parameters for a PoRep sector size, under the names upstream looks for.
@@ -142,210 +144,6 @@ enum ParamgenKind {
         #[arg(long)]
         out: PathBuf,
     },
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum BackendKind {
-    /// The CPU reference backend.
-    Cpu,
-}
-
-fn backend(kind: BackendKind) -> Box<dyn Backend> {
-    match kind {
-        BackendKind::Cpu => Box::new(CpuBackend),
-    }
-}
-
-fn default_params_dir() -> Result<PathBuf> {
-    std::env::var_os("FIL_PROOFS_PARAMETER_CACHE")
-        .map(PathBuf::from)
-        .context("no --params given and FIL_PROOFS_PARAMETER_CACHE is not set")
-}
-
-fn ms(t: Instant) -> u128 {
-    t.elapsed().as_millis()
-}
-
-/// Generates and writes parameters for `shape` into `dir`.
-fn paramgen(shape: &SealShape, dir: &Path) -> Result<()> {
-    let t = Instant::now();
-    let pk = shape.generate_params(&mut rand::rngs::OsRng)?;
-    let gen_ms = ms(t);
-    let t = Instant::now();
-    shape.write_params(&pk, dir)?;
-    let [params, _, _] = shape.file_names()?;
-    println!(
-        "paramgen sector_size={} generate_ms={gen_ms} write_ms={} file={}",
-        shape.sector_size(),
-        ms(t),
-        dir.join(params).display()
-    );
-    Ok(())
-}
-
-/// Extracts `shape`'s matrices, reporting size and time.
-fn extract_pce(shape: &SealShape) -> Result<Pce> {
-    let t = Instant::now();
-    let pce = shape.extract_pce()?;
-    println!(
-        "pce extract sector_size={} constraints={} nnz={} heap_bytes={} extract_ms={}",
-        shape.sector_size(),
-        pce.num_constraints(),
-        pce.a.nnz() + pce.b.nnz() + pce.c.nnz(),
-        pce.heap_bytes(),
-        ms(t)
-    );
-    Ok(pce)
-}
-
-/// Writes `pce` to `out` under `shape`'s identity, reporting size and time.
-fn write_pce(shape: &SealShape, pce: &Pce, out: &Path) -> Result<()> {
-    let t = Instant::now();
-    let digest = pce.write(out, &shape.pce_identity()?)?;
-    println!(
-        "pce write file_bytes={} write_ms={} digest={} file={}",
-        std::fs::metadata(out)?.len(),
-        ms(t),
-        digest
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>(),
-        out.display()
-    );
-    Ok(())
-}
-
-fn pce_bench(path: &Path, runs: usize) -> Result<()> {
-    use cuzk_groth16::Fr;
-    use ff::Field;
-    use rand::{Rng, SeedableRng};
-    let t = Instant::now();
-    let (pce, _) = Pce::load(path, None)?;
-    println!(
-        "pce bench load_ms={} (checksum and invariant checks)",
-        ms(t)
-    );
-    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-    let mut value = || match rng.gen_range(0..20) {
-        0..=8 => Fr::ZERO,
-        9..=17 => Fr::ONE,
-        _ => Fr::random(&mut rng),
-    };
-    let input: Vec<Fr> = (0..pce.num_inputs)
-        .map(|i| if i == 0 { Fr::ONE } else { value() })
-        .collect();
-    let aux: Vec<Fr> = (0..pce.num_aux).map(|_| value()).collect();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for run in 0..runs {
-        for (name, which, m) in [
-            ("A", cuzk_pce::Which::A, &pce.a),
-            ("B", cuzk_pce::Which::B, &pce.b),
-            ("C", cuzk_pce::Which::C, &pce.c),
-        ] {
-            let t = Instant::now();
-            let out = pce.product(which, &input, &aux)?;
-            let secs = t.elapsed().as_secs_f64();
-            drop(out);
-            println!(
-                "pce bench run={run} matrix={name} nnz={} ms={:.0} nnz_per_s_per_core={:.3e}",
-                m.nnz(),
-                secs * 1e3,
-                m.nnz() as f64 / secs / cores as f64
-            );
-        }
-    }
-    Ok(())
-}
-
-/// Loads the PCE cache for `shape`, extracting (and caching) it when missing or unusable.
-fn pce_for(shape: &SealShape, path: &Path) -> Result<Pce> {
-    if path.exists() {
-        match Pce::load(path, Some(&shape.pce_identity()?)) {
-            Ok((pce, _)) => return Ok(pce),
-            Err(e) => eprintln!("warning: PCE cache unusable ({e}); extracting again"),
-        }
-    }
-    let pce = extract_pce(shape)?;
-    if let Err(e) = write_pce(shape, &pce, path) {
-        eprintln!(
-            "warning: could not cache the PCE at {} ({e:#}); using it in memory",
-            path.display()
-        );
-    }
-    Ok(pce)
-}
-
-/// Proves every partition of `c1`, verifies each proof, and returns the concatenated bytes.
-fn prove_porep(
-    c1_bytes: &[u8],
-    params_dir: &Path,
-    backend: &dyn Backend,
-    synthesis: SynthesisKind,
-    pce_path: Option<PathBuf>,
-    validation: Validation,
-) -> Result<Vec<u8>> {
-    let total = Instant::now();
-    let c1 = C1Input::parse(c1_bytes)?;
-    let shape = SealShape::new(c1.output.registered_proof)?;
-    let [params_name, _, _] = shape.file_names()?;
-    let params_path = params_dir.join(&params_name);
-    if !params_path.exists() {
-        bail!(
-            "no parameters at {}; generate them with `cuzk paramgen porep --sector-size <size> --out {}`",
-            params_path.display(),
-            params_dir.display()
-        );
-    }
-    let t = Instant::now();
-    let pk = ProvingKey::read(&params_path, validation)?;
-    pk.preload()?;
-    let load_ms = ms(t);
-
-    let t = Instant::now();
-    let pce = match synthesis {
-        SynthesisKind::Full => None,
-        SynthesisKind::Pce => {
-            let path =
-                pce_path.map_or_else(|| shape.pce_file_name().map(|n| params_dir.join(n)), Ok)?;
-            Some(pce_for(&shape, &path)?)
-        }
-    };
-    let pce_ms = ms(t);
-
-    let t = Instant::now();
-    let parts = shape.witnesses(&c1, pce.as_ref().map_or(Synthesis::Full, Synthesis::Pce))?;
-    let synth_ms = ms(t);
-
-    let t = Instant::now();
-    let (witnesses, inputs): (Vec<_>, Vec<_>) = parts
-        .into_iter()
-        .map(|p| (p.witness, p.public_inputs))
-        .unzip();
-    let rs: Vec<Randomness> = inputs
-        .iter()
-        .map(|_| Randomness::random(&mut rand::rngs::OsRng))
-        .collect();
-    let proofs = backend.prove(&pk, &witnesses, &rs)?;
-    let prove_ms = ms(t);
-
-    let t = Instant::now();
-    let pvk = PreparedVerifyingKey::new(&pk.vk);
-    drop(witnesses);
-    for (k, (proof, inputs)) in proofs.iter().zip(&inputs).enumerate() {
-        if !verify_proof(&pvk, proof, inputs)? {
-            bail!("partition {k}: the proof does not verify; refusing to return it");
-        }
-    }
-    let verify_ms = ms(t);
-    println!(
-        "prove porep sector_size={} partitions={} backend={} synthesis={} load_ms={load_ms} pce_ms={pce_ms} synthesis_ms={synth_ms} prove_ms={prove_ms} verify_ms={verify_ms} total_ms={}",
-        shape.sector_size(),
-        proofs.len(),
-        backend.name(),
-        if pce.is_some() { "pce" } else { "full" },
-        ms(total)
-    );
-    Ok(proofs.iter().flat_map(Proof::to_bytes).collect())
 }
 
 fn main() -> Result<()> {
@@ -363,11 +161,11 @@ fn main() -> Result<()> {
                 },
         } => {
             let bytes = std::fs::read(&c1).with_context(|| format!("reading {}", c1.display()))?;
-            let dir = params.map_or_else(default_params_dir, Ok)?;
-            let proof = prove_porep(
+            let dir = params.map_or_else(local::default_params_dir, Ok)?;
+            let proof = local::prove_porep(
                 &bytes,
                 &dir,
-                backend(b).as_ref(),
+                local::backend(b).as_ref(),
                 synthesis,
                 pce,
                 check_params.into(),
@@ -377,7 +175,7 @@ fn main() -> Result<()> {
         }
         Command::Paramgen {
             kind: ParamgenKind::Porep { sector_size, out },
-        } => paramgen(&SealShape::from_sector_size(&sector_size)?, &out)?,
+        } => local::paramgen(&SealShape::from_sector_size(&sector_size)?, &out)?,
         Command::Pce {
             kind:
                 PceKind::Extract {
@@ -385,15 +183,20 @@ fn main() -> Result<()> {
                 },
         } => {
             let shape = SealShape::from_sector_size(&sector_size)?;
-            write_pce(&shape, &extract_pce(&shape)?, &out)?;
+            local::write_pce(&shape, &local::extract_pce(&shape)?, &out)?;
         }
         Command::Pce {
             kind: PceKind::Bench { pce, runs },
-        } => pce_bench(&pce, runs)?,
+        } => local::pce_bench(&pce, runs)?,
+        Command::Daemon(args) => remote::daemon(args)?,
+        Command::Remote(cmd) => remote::client(cmd)?,
+        Command::Bench(args) => remote::bench(args)?,
         Command::Demo { params } => {
             let dir = match params {
                 Some(d) => d,
-                None => default_params_dir().unwrap_or_else(|_| PathBuf::from(".cache/params")),
+                None => {
+                    local::default_params_dir().unwrap_or_else(|_| PathBuf::from(".cache/params"))
+                }
             };
             let c1 = C1Input::parse(DEMO_C1)?;
             let shape = SealShape::new(c1.output.registered_proof)?;
@@ -403,9 +206,9 @@ fn main() -> Result<()> {
                     "no 2 KiB parameters in {}; generating them (about a minute)",
                     dir.display()
                 );
-                paramgen(&shape, &dir)?;
+                local::paramgen(&shape, &dir)?;
             }
-            let proof = prove_porep(
+            let proof = local::prove_porep(
                 DEMO_C1,
                 &dir,
                 &CpuBackend,

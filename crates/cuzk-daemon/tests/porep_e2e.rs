@@ -5,97 +5,12 @@
 //! `$FIL_PROOFS_PARAMETER_CACHE` (`.cache/params` through `.cargo/config.toml`), where later
 //! runs and `cuzk demo` find them.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
+use std::path::Path;
+
+use common::*;
 use cuzk_circuits::C1Input;
-use filecoin_proofs_api::seal::verify_seal;
-use filecoin_proofs_api::{RegisteredSealProof, SectorId};
-
-fn fixture(size: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/porep")
-        .join(size)
-}
-
-fn params_dir() -> PathBuf {
-    match std::env::var_os("FIL_PROOFS_PARAMETER_CACHE") {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("params");
-            // Both the CLI (through --params) and upstream (through the env) use this folder.
-            std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &dir);
-            dir
-        }
-    }
-}
-
-fn cuzk(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_cuzk"))
-        .args(args)
-        .output()
-        .expect("run cuzk")
-}
-
-fn ensure_params(dir: &Path) {
-    let lock = dir.with_extension("lock");
-    std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
-    // Tests in this file run in parallel; one generates while the others wait.
-    let _guard = loop {
-        match std::fs::create_dir(&lock) {
-            Ok(()) => break Lock(lock.clone()),
-            Err(_) => std::thread::sleep(std::time::Duration::from_millis(200)),
-        }
-    };
-    let has = std::fs::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .any(|e| e.path().extension().is_some_and(|x| x == "params"))
-        })
-        .unwrap_or(false);
-    if !has {
-        let out = cuzk(&[
-            "paramgen",
-            "porep",
-            "--sector-size",
-            "2KiB",
-            "--out",
-            dir.to_str().unwrap(),
-        ]);
-        assert!(
-            out.status.success(),
-            "paramgen failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-}
-
-struct Lock(PathBuf);
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.0);
-    }
-}
-
-/// Upstream's verdict; `Err` when it cannot even parse the proof.
-fn upstream_verdict(size: &str, proof: &[u8]) -> Result<bool, String> {
-    let info: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(fixture(size).join("sector.json")).unwrap()).unwrap();
-    let b32 = |k: &str| -> [u8; 32] { serde_json::from_value(info[k].clone()).unwrap() };
-    let proof_type: RegisteredSealProof =
-        serde_json::from_value(info["registered_proof"].clone()).unwrap();
-    verify_seal(
-        proof_type,
-        b32("comm_r"),
-        b32("comm_d"),
-        b32("prover_id"),
-        SectorId::from(info["sector_id"].as_u64().unwrap()),
-        b32("ticket"),
-        b32("seed"),
-        proof,
-    )
-    .map_err(|e| format!("{e:#}"))
-}
 
 fn prove(c1: &Path, params: &Path, out: &Path) -> Vec<u8> {
     let run = cuzk(&[

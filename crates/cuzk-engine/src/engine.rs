@@ -22,11 +22,12 @@ use crate::budget::{Budget, Meter};
 use crate::error::EngineError;
 use crate::job::{JobId, JobInfo, JobState, Outcome, Priority, Request, Timings, Wait};
 use crate::kind::{CircuitId, Plan, Registry};
-use crate::metrics::{Counters, Metrics};
+use crate::metrics::{Counters, Metrics, QueueDepth};
 use crate::pipeline::{self, Finish, Lease, ReadyQueue, Work};
 use crate::residency::{self, Evicted, Hot, Residency, ResidentInfo, Tier};
 use crate::scheduler::Scheduler;
 use crate::store::{Accept, Loaded, Store};
+use crate::trace::{Span, Trace};
 
 /// How to run an engine. [`EngineConfig::new`] fills in defaults.
 #[derive(Clone)]
@@ -243,6 +244,7 @@ pub(crate) struct Shared {
     pub(crate) counters: Counters,
     release: Mutex<Option<Sender<Finish>>>,
     started: Instant,
+    pub(crate) trace: Trace,
     /// Set by [`Engine::halt`]: nothing more reaches the store, as after a crash.
     halted: AtomicBool,
 }
@@ -276,6 +278,7 @@ impl Engine {
         let store = Store::open(&cfg.store_dir)?;
         let loaded = store.recover()?;
         let (tx, rx) = mpsc::channel();
+        let started = Instant::now();
         let shared = Arc::new(Shared {
             registry: cfg.registry,
             backend: cfg.backend,
@@ -300,7 +303,8 @@ impl Engine {
             ready: ReadyQueue::new(cfg.lookahead),
             counters: Counters::default(),
             release: Mutex::new(Some(tx.clone())),
-            started: Instant::now(),
+            started,
+            trace: Trace::new(started),
             halted: AtomicBool::new(false),
         });
         for job in loaded {
@@ -318,7 +322,7 @@ impl Engine {
             let (s, tx) = (shared.clone(), tx.clone());
             cpu.push(spawn(
                 format!("cuzk-cpu-{i}"),
-                Box::new(move || pipeline::cpu_worker(&s, &tx)),
+                Box::new(move || pipeline::cpu_worker(&s, i, &tx)),
             )?);
         }
         let mut backends = Vec::new();
@@ -452,9 +456,36 @@ impl Engine {
         }
     }
 
+    /// Stage spans that ended at or after `since_us` (microseconds since start), and the
+    /// current time on the same clock.
+    pub fn trace(&self, since_us: u64) -> (Vec<Span>, u64) {
+        let t = &self.shared.trace;
+        (t.since(since_us), t.now_us())
+    }
+
     pub fn metrics(&self) -> Metrics {
         let st = self.shared.lock();
+        let mut queues: BTreeMap<(String, Priority), QueueDepth> = BTreeMap::new();
+        for e in st.jobs.values() {
+            let q = queues
+                .entry((e.kind.clone(), e.priority))
+                .or_insert_with(|| QueueDepth {
+                    kind: e.kind.clone(),
+                    priority: e.priority,
+                    pending: 0,
+                    running: 0,
+                });
+            match e.state {
+                JobState::Queued => q.pending += 1,
+                JobState::Running { .. } => q.running += 1,
+                _ => {}
+            }
+        }
         Metrics {
+            queues: queues.into_values().collect(),
+            resident: st.residency.status(),
+            uptime_ms: self.shared.started.elapsed().as_millis() as u64,
+            backend_workers: st.backend_jobs.len() as u64,
             budget_used_bytes: st.budget.used(),
             budget_peak_bytes: st.budget.peak(),
             budget_limit_bytes: st.budget.limit(),
@@ -1033,6 +1064,9 @@ impl Shared {
             _ => &self.counters.failed,
         };
         Counters::add(counter, 1);
+        if to == JobState::Succeeded {
+            self.counters.stages.observe(&timings);
+        }
         drop(guard);
         self.cv.notify_all();
         true

@@ -26,10 +26,12 @@ pub mod residency;
 pub mod scheduler;
 pub mod sim;
 pub mod store;
+pub mod trace;
 
 pub use engine::{
     BackendStatus, Engine, EngineConfig, EvictReport, PreloadReport, QueueStatus, Status,
 };
 pub use error::{EngineError, KindError, StoreError};
 pub use job::{JobId, JobInfo, JobState, Outcome, Priority, Request, Timings, Wait};
-pub use metrics::Metrics;
+pub use metrics::{Metrics, QueueDepth, StageLatency};
+pub use trace::{Span, Stage};

@@ -3,6 +3,89 @@
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use crate::job::{Priority, Timings};
+use crate::residency::ResidentInfo;
+
+/// Upper bounds (seconds) of the latency histogram buckets: 2 KiB proofs take well under a
+/// second on a GPU, 32 GiB ones minutes on a CPU.
+pub const LATENCY_BUCKETS: [f64; 12] = [
+    0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0,
+];
+
+/// A lock-free latency histogram over [`LATENCY_BUCKETS`] (plus +Inf).
+#[derive(Debug, Default)]
+pub(crate) struct Histogram {
+    buckets: [AtomicU64; LATENCY_BUCKETS.len() + 1],
+    sum_ms: AtomicU64,
+}
+
+impl Histogram {
+    fn observe(&self, ms: u64) {
+        let secs = ms as f64 / 1e3;
+        let i = LATENCY_BUCKETS
+            .iter()
+            .position(|&b| secs <= b)
+            .unwrap_or(LATENCY_BUCKETS.len());
+        self.buckets[i].fetch_add(1, Relaxed);
+        self.sum_ms.fetch_add(ms, Relaxed);
+    }
+
+    fn snapshot(&self, stage: &'static str) -> StageLatency {
+        StageLatency {
+            stage,
+            counts: self.buckets.iter().map(|b| b.load(Relaxed)).collect(),
+            sum_ms: self.sum_ms.load(Relaxed),
+        }
+    }
+}
+
+/// Job-level stage latencies of successful jobs, named as in `AwaitProofResponse`.
+#[derive(Debug, Default)]
+pub(crate) struct StageHistograms {
+    queue_wait: Histogram,
+    srs_load: Histogram,
+    synthesis: Histogram,
+    backend: Histogram,
+    total: Histogram,
+}
+
+impl StageHistograms {
+    pub fn observe(&self, t: &Timings) {
+        self.queue_wait.observe(t.queue_wait_ms);
+        self.srs_load.observe(t.srs_load_ms);
+        self.synthesis.observe(t.synthesis_ms);
+        self.backend.observe(t.backend_ms);
+        self.total.observe(t.total_ms);
+    }
+
+    fn snapshot(&self) -> Vec<StageLatency> {
+        vec![
+            self.queue_wait.snapshot("queue_wait"),
+            self.srs_load.snapshot("srs_load"),
+            self.synthesis.snapshot("synthesis"),
+            self.backend.snapshot("backend"),
+            self.total.snapshot("total"),
+        ]
+    }
+}
+
+/// One stage's histogram: per-bucket (not cumulative) counts over [`LATENCY_BUCKETS`] + Inf.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StageLatency {
+    pub stage: &'static str,
+    pub counts: Vec<u64>,
+    pub sum_ms: u64,
+}
+
+/// Jobs of one kind and priority that are waiting or running.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueDepth {
+    pub kind: String,
+    pub priority: Priority,
+    pub pending: u32,
+    pub running: u32,
+}
+
 /// Live counters, bumped lock-free from the workers.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
@@ -21,6 +104,7 @@ pub(crate) struct Counters {
     pub load_ns: AtomicU64,
     pub evictions: AtomicU64,
     pub recovered: AtomicU64,
+    pub stages: StageHistograms,
 }
 
 impl Counters {
@@ -56,6 +140,14 @@ pub struct Metrics {
     pub budget_limit_bytes: u64,
     pub queued_jobs: u64,
     pub running_jobs: u64,
+    /// Waiting and running jobs by kind and priority.
+    pub queues: Vec<QueueDepth>,
+    /// Every known circuit's tier and size.
+    pub resident: Vec<ResidentInfo>,
+    /// Stage latencies of successful jobs.
+    pub stages: Vec<StageLatency>,
+    pub uptime_ms: u64,
+    pub backend_workers: u64,
 }
 
 impl Metrics {
@@ -77,6 +169,7 @@ impl Metrics {
             circuit_loads: g(&c.loads),
             circuit_load_ns: g(&c.load_ns),
             evictions: g(&c.evictions),
+            stages: c.stages.snapshot(),
             ..Metrics::default()
         }
     }
@@ -213,6 +306,81 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
             );
         }
+        let busy = if self.uptime_ms == 0 || self.backend_workers == 0 {
+            0.0
+        } else {
+            self.backend_busy_ns as f64 / 1e6 / (self.uptime_ms * self.backend_workers) as f64
+        };
+        let _ = writeln!(
+            out,
+            "# HELP cuzk_backend_busy_ratio share of backend-worker time spent proving since start\n\
+             # TYPE cuzk_backend_busy_ratio gauge\ncuzk_backend_busy_ratio {busy}"
+        );
+        header(
+            &mut out,
+            "cuzk_queue_jobs",
+            "gauge",
+            "jobs by kind, priority and state",
+        );
+        for q in &self.queues {
+            let labels = format!("kind=\"{}\",priority=\"{:?}\"", q.kind, q.priority);
+            let _ = writeln!(
+                out,
+                "cuzk_queue_jobs{{{labels},state=\"pending\"}} {}",
+                q.pending
+            );
+            let _ = writeln!(
+                out,
+                "cuzk_queue_jobs{{{labels},state=\"running\"}} {}",
+                q.running
+            );
+        }
+        header(
+            &mut out,
+            "cuzk_circuit_bytes",
+            "gauge",
+            "circuit size by residency tier",
+        );
+        for r in &self.resident {
+            let _ = writeln!(
+                out,
+                "cuzk_circuit_bytes{{circuit=\"{}\",tier=\"{:?}\"}} {}\n\
+                 cuzk_circuit_refs{{circuit=\"{}\"}} {}",
+                r.circuit, r.tier, r.size_bytes, r.circuit, r.ref_count
+            );
+        }
+        let name = "cuzk_job_stage_seconds";
+        header(
+            &mut out,
+            name,
+            "histogram",
+            "stage latency of successful jobs",
+        );
+        for h in &self.stages {
+            let mut cumulative = 0;
+            for (i, c) in h.counts.iter().enumerate() {
+                cumulative += c;
+                let le = LATENCY_BUCKETS
+                    .get(i)
+                    .map_or_else(|| "+Inf".to_string(), |b| b.to_string());
+                let _ = writeln!(
+                    out,
+                    "{name}_bucket{{stage=\"{}\",le=\"{le}\"}} {cumulative}",
+                    h.stage
+                );
+            }
+            let _ = writeln!(
+                out,
+                "{name}_sum{{stage=\"{}\"}} {}\n{name}_count{{stage=\"{}\"}} {cumulative}",
+                h.stage,
+                h.sum_ms as f64 / 1e3,
+                h.stage
+            );
+        }
         out
     }
+}
+
+fn header(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }

@@ -28,6 +28,7 @@ use crate::engine::Shared;
 use crate::job::{JobId, JobState, Timings};
 use crate::kind::{CircuitId, PartitionInput, Plan};
 use crate::metrics::Counters;
+use crate::trace::Stage;
 
 /// What one admitted partition holds: budget bytes and a pin on its circuit. Dropping it
 /// gives both back, so no path (failure, cancel, shutdown) can leak them.
@@ -216,7 +217,7 @@ fn ms(d: Duration) -> u64 {
     d.as_millis() as u64
 }
 
-pub(crate) fn cpu_worker(shared: &Arc<Shared>, tx: &Sender<Finish>) {
+pub(crate) fn cpu_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Finish>) {
     while let Some(claim) = shared.ready.claim() {
         let Some(mut work) = shared.admit() else {
             return;
@@ -235,6 +236,10 @@ pub(crate) fn cpu_worker(shared: &Arc<Shared>, tx: &Sender<Finish>) {
         }
         let resources = shared.wait_hot(&work.lease.circuit);
         timings.srs_load_ms = ms(t.elapsed());
+        if t.elapsed() >= Duration::from_millis(1) {
+            let (job, p) = (work.job, work.partition);
+            shared.trace.record(job, p, Stage::Load, index, t);
+        }
         let (key, pce) = match resources {
             Ok(r) => r,
             Err(reason) => {
@@ -256,6 +261,8 @@ pub(crate) fn cpu_worker(shared: &Arc<Shared>, tx: &Sender<Finish>) {
             Err(reason) => fail(shared, work, reason),
             Ok(input) => {
                 timings.synthesis_ms = ms(t.elapsed());
+                let (job, p) = (work.job, work.partition);
+                shared.trace.record(job, p, Stage::Synthesis, index, t);
                 let bytes = shared.meter.witness(&input.witness);
                 shared.measured(&mut work.lease, bytes);
                 let ready = Box::new(Ready {
@@ -341,6 +348,8 @@ pub(crate) fn backend_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Fin
         for ((mut r, w), proof) in live.into_iter().zip(witnesses).zip(proofs.drain(..)) {
             r.input.witness = w;
             r.timings.backend_ms = ms(busy) / n as u64;
+            let (job, p) = (r.work.job, r.work.partition);
+            shared.trace.record(job, p, Stage::Backend, index, t);
             let _ = tx.send(Finish::Proved(Box::new((r, proof))));
         }
     }
@@ -373,13 +382,20 @@ fn check(shared: &Shared, ready: Ready, proof: Result<Proof, String>) {
     if work.stopped() {
         return;
     }
+    let started = Instant::now();
     let (job, partition, pvk) = (work.job, work.partition, work.pvk.clone());
+    let traced = || {
+        shared
+            .trace
+            .record(job, partition, Stage::Verify, 0, started)
+    };
     let valid = |p: &Proof| verify_proof(&pvk, p, &public_inputs).unwrap_or(false);
     // Buffers and the lease go before the job is told, so its waiter finds them released.
     let first_error = match proof {
         Ok(p) if valid(&p) => {
             drop(witness);
             drop(work);
+            traced();
             shared.partition_done(job, partition, p, timings);
             return;
         }
@@ -395,6 +411,7 @@ fn check(shared: &Shared, ready: Ready, proof: Result<Proof, String>) {
     let retried = CpuBackend.prove(&key, slice::from_ref(&witness), &[rs]);
     drop(witness);
     drop(work);
+    traced();
     match retried {
         Ok(p) if p.len() == 1 && valid(&p[0]) => {
             Counters::add(&shared.counters.cpu_retry_successes, 1);

@@ -11,7 +11,7 @@ use common::*;
 use cuzk_engine::kind::{CircuitId, SyntheticPayload};
 use cuzk_engine::residency::Tier;
 use cuzk_engine::sim::{Fault, SimBackend};
-use cuzk_engine::{Engine, EngineError, JobState, Outcome, Priority, Request, Wait};
+use cuzk_engine::{Engine, EngineError, JobState, Outcome, Priority, Request, Stage, Wait};
 
 fn proof_of(outcome: Outcome) -> Vec<u8> {
     match outcome {
@@ -390,4 +390,52 @@ fn uncollected_results_expire() {
         job,
         "the request id was freed"
     );
+}
+
+#[test]
+fn trace_queue_depth_and_stage_histograms_describe_the_pipeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = start(dir.path(), 20);
+    let a = submit(&engine, "a", Priority::Normal, SMALL, 2);
+    let queued = submit(&engine, "q", Priority::Low, MEDIUM, 1);
+    let m = engine.metrics();
+    let depth: u32 = m.queues.iter().map(|q| q.pending + q.running).sum();
+    assert_eq!(depth, 2);
+    assert!(m
+        .queues
+        .iter()
+        .any(|q| q.priority == Priority::Low && q.pending + q.running == 1));
+    engine.await_job(a, Wait::Forever).unwrap();
+    engine.await_job(queued, Wait::Forever).unwrap();
+
+    // Every partition has a synthesis, a backend and a verify span, in pipeline order.
+    let (spans, now) = engine.trace(0);
+    for (job, partition) in [(a, 0), (a, 1), (queued, 0)] {
+        let of = |stage: Stage| {
+            spans
+                .iter()
+                .find(|s| s.job == job && s.partition == partition && s.stage == stage)
+                .unwrap_or_else(|| panic!("no {stage:?} span for {job} #{partition}"))
+                .clone()
+        };
+        let (s, b, v) = (of(Stage::Synthesis), of(Stage::Backend), of(Stage::Verify));
+        assert!(s.end_us <= b.start_us && b.end_us <= v.start_us && v.end_us <= now);
+    }
+    assert!(spans.windows(2).all(|w| w[0].end_us <= w[1].end_us));
+    let last = spans.last().unwrap().end_us;
+    assert_eq!(engine.trace(last + 1).0, vec![]);
+
+    let m = engine.metrics();
+    let total = m.stages.iter().find(|h| h.stage == "total").unwrap();
+    assert_eq!(total.counts.iter().sum::<u64>(), 2);
+    let text = m.to_prometheus();
+    for line in [
+        "cuzk_job_stage_seconds_count{stage=\"backend\"} 2",
+        "cuzk_job_stage_seconds_bucket{stage=\"total\",le=\"+Inf\"} 2",
+        "cuzk_queue_jobs{kind=\"synthetic\",priority=\"Low\",state=\"pending\"} 0",
+        "cuzk_circuit_bytes{circuit=\"small\",tier=\"Hot\"}",
+        "cuzk_backend_busy_ratio ",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
 }

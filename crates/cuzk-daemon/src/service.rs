@@ -1,0 +1,540 @@
+//! `cuzk.v1.ProvingEngine` over [`cuzk_engine::Engine`]: request checks that name the field,
+//! engine errors mapped to gRPC codes, and blocking engine calls kept off the async workers.
+
+// `tonic::Status` is the error of every RPC; boxing it here would only be unboxed again.
+#![allow(clippy::result_large_err)]
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cuzk_engine::kind::{CircuitId, PorepKind};
+use cuzk_engine::residency::Tier;
+use cuzk_engine::{Engine, EngineError, JobId, Outcome, Priority, Request as EngineRequest};
+use cuzk_proto::diag::v1::{diagnostics_server, GetTraceRequest, GetTraceResponse, Span};
+use cuzk_proto::v1::await_proof_response::Status as AwaitStatus;
+use cuzk_proto::v1::proving_engine_server::ProvingEngine;
+use cuzk_proto::v1::{self as pb, srs_status};
+use tokio::sync::watch;
+use tonic::{Code, Request, Response, Status};
+
+/// Longest single blocking wait inside `AwaitProof`; between waits the call notices a client
+/// that went away or a daemon that is shutting down.
+const AWAIT_SLICE: Duration = Duration::from_millis(500);
+
+/// One GPU (or the CPU backend) as `GetStatus` reports it.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub total_bytes: u64,
+    /// Reads current free device memory, where there is a device.
+    pub free: Option<fn(usize) -> Option<u64>>,
+}
+
+/// The service state shared by every connection.
+#[derive(Debug)]
+pub struct ProvingService {
+    engine: Arc<Engine>,
+    devices: Vec<DeviceInfo>,
+    shutdown: watch::Receiver<bool>,
+    rpcs: Mutex<BTreeMap<(&'static str, i32), u64>>,
+    anonymous: AtomicU64,
+    started: Instant,
+}
+
+fn field(name: &str, message: impl std::fmt::Display) -> Status {
+    Status::invalid_argument(format!("{name}: {message}"))
+}
+
+/// Maps an engine error to a gRPC status; `subject` names the request field it concerns.
+fn engine_status(subject: &str, e: EngineError) -> Status {
+    let msg = format!("{subject}: {e}");
+    match e {
+        EngineError::UnknownKind(_) | EngineError::InvalidRequest(_) => {
+            Status::invalid_argument(msg)
+        }
+        EngineError::RequestIdReused { .. } => Status::already_exists(msg),
+        EngineError::UnknownJob(_) | EngineError::UnknownCircuit(_) => Status::not_found(msg),
+        EngineError::AlreadyFinished(_) | EngineError::NotFinished(_) | EngineError::InUse(_) => {
+            Status::failed_precondition(msg)
+        }
+        EngineError::NeverFits { .. } | EngineError::NoRoom { .. } => {
+            Status::resource_exhausted(msg)
+        }
+        EngineError::Timeout(_) => Status::deadline_exceeded(msg),
+        EngineError::ShuttingDown => Status::unavailable(msg),
+        EngineError::Load { .. } | EngineError::Store(_) | EngineError::Start(_) => {
+            Status::internal(msg)
+        }
+    }
+}
+
+/// Parses `job-7` (what SubmitProof returns) or `7`.
+pub fn parse_job_id(s: &str) -> Result<JobId, Status> {
+    s.strip_prefix("job-")
+        .unwrap_or(s)
+        .parse()
+        .map(JobId)
+        .map_err(|_| field("job_id", format!("{s:?} is not a cuzk job id (job-<n>)")))
+}
+
+/// Circuit ids are short lowercase names (`porep-32g`), never paths.
+fn parse_circuit_id(s: &str) -> Result<CircuitId, Status> {
+    let ok = !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    if ok {
+        Ok(CircuitId(s.into()))
+    } else {
+        Err(field(
+            "circuit_id",
+            format!("{s:?} is not a circuit id (like porep-32g)"),
+        ))
+    }
+}
+
+fn priority(p: i32) -> Result<Priority, Status> {
+    Ok(match pb::Priority::try_from(p) {
+        Ok(pb::Priority::Unspecified) | Ok(pb::Priority::Normal) => Priority::Normal,
+        Ok(pb::Priority::Low) => Priority::Low,
+        Ok(pb::Priority::High) => Priority::High,
+        Ok(pb::Priority::Critical) => Priority::Critical,
+        Err(_) => return Err(field("priority", format!("unknown value {p}"))),
+    })
+}
+
+/// The engine kind serving a `ProofKind`.
+fn kind(k: i32) -> Result<&'static str, Status> {
+    match pb::ProofKind::try_from(k) {
+        Ok(pb::ProofKind::PorepSealCommit) => Ok(PorepKind::NAME),
+        Ok(pb::ProofKind::Unspecified) => Err(field(
+            "proof_kind",
+            "must be set (POREP_SEAL_COMMIT is served)",
+        )),
+        Ok(other) => Err(Status::unimplemented(format!(
+            "proof_kind: {} is not served by this daemon yet",
+            other.as_str_name()
+        ))),
+        Err(_) => Err(field("proof_kind", format!("unknown value {k}"))),
+    }
+}
+
+fn outcome_response(job: JobId, outcome: Outcome) -> pb::AwaitProofResponse {
+    let mut r = pb::AwaitProofResponse {
+        job_id: job.to_string(),
+        ..Default::default()
+    };
+    match outcome {
+        Outcome::Succeeded { proof, timings } => {
+            r.status = AwaitStatus::Completed as i32;
+            r.proof = proof;
+            r.queue_wait_ms = timings.queue_wait_ms;
+            r.srs_load_ms = timings.srs_load_ms;
+            r.synthesis_ms = timings.synthesis_ms;
+            r.gpu_compute_ms = timings.backend_ms;
+            r.total_ms = timings.total_ms;
+        }
+        Outcome::Failed { reason } => {
+            r.status = AwaitStatus::Failed as i32;
+            r.error_message = reason;
+        }
+        Outcome::Cancelled => r.status = AwaitStatus::Cancelled as i32,
+    }
+    r
+}
+
+/// Runs a blocking engine call on tokio's blocking pool.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, Status> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Status::internal(format!("engine call failed: {e}")))
+}
+
+impl ProvingService {
+    pub fn new(
+        engine: Arc<Engine>,
+        devices: Vec<DeviceInfo>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Self {
+        ProvingService {
+            engine,
+            devices,
+            shutdown,
+            rpcs: Mutex::new(BTreeMap::new()),
+            anonymous: AtomicU64::new(0),
+            started: Instant::now(),
+        }
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Counts an RPC by method and outcome code, for `cuzk_rpc_requests_total`.
+    fn count<T>(&self, method: &'static str, r: Result<T, Status>) -> Result<T, Status> {
+        let code = r.as_ref().map_or_else(|s| s.code(), |_| Code::Ok);
+        if let Ok(mut m) = self.rpcs.lock() {
+            *m.entry((method, code as i32)).or_default() += 1;
+        }
+        if let Err(s) = &r {
+            if matches!(s.code(), Code::Internal | Code::Unavailable) {
+                tracing::warn!(method, code = ?s.code(), message = s.message(), "rpc failed");
+            } else {
+                tracing::debug!(method, code = ?s.code(), message = s.message(), "rpc refused");
+            }
+        }
+        r
+    }
+
+    /// Engine metrics plus the daemon's own, as Prometheus text.
+    pub fn prometheus(&self) -> String {
+        use std::fmt::Write;
+        let mut out = self.engine.metrics().to_prometheus();
+        let _ = writeln!(
+            out,
+            "# HELP cuzk_rpc_requests_total gRPC calls by method and status code\n\
+             # TYPE cuzk_rpc_requests_total counter"
+        );
+        if let Ok(m) = self.rpcs.lock() {
+            for ((method, code), n) in m.iter() {
+                let _ = writeln!(
+                    out,
+                    "cuzk_rpc_requests_total{{method=\"{method}\",code=\"{:?}\"}} {n}",
+                    Code::from(*code)
+                );
+            }
+        }
+        out
+    }
+
+    async fn submit_inner(
+        &self,
+        req: pb::SubmitProofRequest,
+    ) -> Result<pb::SubmitProofResponse, Status> {
+        let kind = kind(req.proof_kind)?;
+        let priority = priority(req.priority)?;
+        if req.vanilla_proof.is_empty() {
+            return Err(field(
+                "vanilla_proof",
+                "empty; PoRep C2 takes the C1 output JSON or Curio's envelope",
+            ));
+        }
+        if !req.vanilla_proofs.is_empty() {
+            return Err(field("vanilla_proofs", "PoRep C2 takes vanilla_proof only"));
+        }
+        let request_id = if req.request_id.is_empty() {
+            // No idempotency asked for: a name no caller can collide with.
+            let n = self.anonymous.fetch_add(1, Ordering::Relaxed);
+            format!("anonymous/{}/{n}", self.started.elapsed().as_nanos())
+        } else if req.request_id.len() > 256 {
+            return Err(field("request_id", "longer than 256 bytes"));
+        } else {
+            req.request_id
+        };
+        let engine = self.engine.clone();
+        let request = EngineRequest {
+            request_id,
+            kind: kind.into(),
+            priority,
+            payload: req.vanilla_proof,
+        };
+        let rid = request.request_id.clone();
+        let (job, info) = blocking(move || {
+            let job = engine.submit(request)?;
+            Ok::<_, EngineError>((job, engine.job(job).ok()))
+        })
+        .await?
+        .map_err(|e| match e {
+            EngineError::RequestIdReused { .. } => engine_status("request_id", e),
+            EngineError::UnknownKind(_) => engine_status("proof_kind", e),
+            _ => engine_status("vanilla_proof", e),
+        })?;
+        tracing::info!(%job, request_id = %rid, kind, ?priority, "accepted");
+        Ok(pb::SubmitProofResponse {
+            job_id: job.to_string(),
+            queue_position: info.map_or(0, |i| i.queue_position),
+            assigned_gpu: String::new(),
+        })
+    }
+
+    async fn await_inner(
+        &self,
+        job: JobId,
+        timeout_ms: u64,
+    ) -> Result<pb::AwaitProofResponse, Status> {
+        let deadline = (timeout_ms > 0).then(|| Instant::now() + Duration::from_millis(timeout_ms));
+        let mut shutdown = self.shutdown.clone();
+        loop {
+            if *shutdown.borrow() {
+                return Err(Status::unavailable(format!(
+                    "the daemon is shutting down; {job} is kept and can be awaited after restart"
+                )));
+            }
+            let slice = match deadline {
+                None => AWAIT_SLICE,
+                Some(d) => d.saturating_duration_since(Instant::now()).min(AWAIT_SLICE),
+            };
+            let engine = self.engine.clone();
+            let wait = blocking(move || engine.await_job(job, slice));
+            let result = tokio::select! {
+                r = wait => r?,
+                _ = shutdown.changed() => continue,
+            };
+            match result {
+                Ok(outcome) => return Ok(outcome_response(job, outcome)),
+                Err(EngineError::Timeout(_)) => {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Ok(pb::AwaitProofResponse {
+                            job_id: job.to_string(),
+                            status: AwaitStatus::Timeout as i32,
+                            ..Default::default()
+                        });
+                    }
+                }
+                Err(e) => return Err(engine_status("job_id", e)),
+            }
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl ProvingEngine for ProvingService {
+    async fn submit_proof(
+        &self,
+        request: Request<pb::SubmitProofRequest>,
+    ) -> Result<Response<pb::SubmitProofResponse>, Status> {
+        let r = self.submit_inner(request.into_inner()).await;
+        self.count("SubmitProof", r).map(Response::new)
+    }
+
+    async fn await_proof(
+        &self,
+        request: Request<pb::AwaitProofRequest>,
+    ) -> Result<Response<pb::AwaitProofResponse>, Status> {
+        let req = request.into_inner();
+        let r = match parse_job_id(&req.job_id) {
+            Ok(job) => self.await_inner(job, req.timeout_ms).await,
+            Err(e) => Err(e),
+        };
+        self.count("AwaitProof", r).map(Response::new)
+    }
+
+    async fn prove(
+        &self,
+        request: Request<pb::ProveRequest>,
+    ) -> Result<Response<pb::ProveResponse>, Status> {
+        let r = async {
+            let submit = request
+                .into_inner()
+                .submit
+                .ok_or_else(|| field("submit", "missing"))?;
+            let accepted = self.submit_inner(submit).await?;
+            let job = parse_job_id(&accepted.job_id)?;
+            let result = self.await_inner(job, 0).await?;
+            Ok(pb::ProveResponse {
+                result: Some(result),
+            })
+        }
+        .await;
+        self.count("Prove", r).map(Response::new)
+    }
+
+    async fn cancel_proof(
+        &self,
+        request: Request<pb::CancelProofRequest>,
+    ) -> Result<Response<pb::CancelProofResponse>, Status> {
+        let r = async {
+            let job = parse_job_id(&request.into_inner().job_id)?;
+            let engine = self.engine.clone();
+            let was_running = blocking(move || engine.cancel(job))
+                .await?
+                .map_err(|e| engine_status("job_id", e))?;
+            tracing::info!(%job, was_running, "cancelled");
+            Ok(pb::CancelProofResponse { was_running })
+        }
+        .await;
+        self.count("CancelProof", r).map(Response::new)
+    }
+
+    async fn get_status(
+        &self,
+        _request: Request<pb::GetStatusRequest>,
+    ) -> Result<Response<pb::GetStatusResponse>, Status> {
+        let s = self.engine.status();
+        let gpus = s
+            .backends
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let dev = self.devices.get(i);
+                pb::GpuStatus {
+                    ordinal: i as u32,
+                    name: dev.map_or_else(|| b.name.to_string(), |d| d.name.clone()),
+                    vram_total_bytes: dev.map_or(0, |d| d.total_bytes),
+                    vram_free_bytes: dev.and_then(|d| d.free.and_then(|f| f(i))).unwrap_or(0),
+                    current_job_id: b.current_job.map(|j| j.to_string()).unwrap_or_default(),
+                    current_proof_kind: b
+                        .current_job
+                        .and_then(|j| self.engine.job(j).ok())
+                        .map(|j| j.kind)
+                        .unwrap_or_default(),
+                }
+            })
+            .collect();
+        let loaded_srs = s
+            .resident
+            .iter()
+            .map(|r| pb::SrsStatus {
+                circuit_id: r.circuit.0.clone(),
+                tier: match r.tier {
+                    Tier::Hot => srs_status::Tier::Hot,
+                    Tier::Warm => srs_status::Tier::Warm,
+                    Tier::Cold => srs_status::Tier::Cold,
+                } as i32,
+                size_bytes: r.size_bytes,
+                ref_count: r.ref_count as u32,
+            })
+            .collect();
+        let queues = s
+            .queues
+            .iter()
+            .map(|(kind, q)| pb::QueueStatus {
+                proof_kind: kind.clone(),
+                pending: q.pending,
+                in_progress: q.in_progress,
+            })
+            .collect();
+        let r = Ok(pb::GetStatusResponse {
+            gpus,
+            loaded_srs,
+            queues,
+            total_proofs_completed: s.completed,
+            total_proofs_failed: s.failed,
+            uptime_seconds: s.uptime.as_secs(),
+            pinned_memory_bytes: s.budget_used_bytes,
+            pinned_memory_limit_bytes: s.budget_limit_bytes,
+        });
+        self.count("GetStatus", r).map(Response::new)
+    }
+
+    async fn get_metrics(
+        &self,
+        _request: Request<pb::GetMetricsRequest>,
+    ) -> Result<Response<pb::GetMetricsResponse>, Status> {
+        let prometheus_text = self.prometheus();
+        self.count("GetMetrics", Ok(pb::GetMetricsResponse { prometheus_text }))
+            .map(Response::new)
+    }
+
+    async fn preload_srs(
+        &self,
+        request: Request<pb::PreloadSrsRequest>,
+    ) -> Result<Response<pb::PreloadSrsResponse>, Status> {
+        let r = async {
+            let id = parse_circuit_id(&request.into_inner().circuit_id)?;
+            let engine = self.engine.clone();
+            let report = blocking(move || engine.preload(&id))
+                .await?
+                .map_err(|e| engine_status("circuit_id", e))?;
+            Ok(pb::PreloadSrsResponse {
+                already_loaded: report.already_loaded,
+                load_time_ms: report.load_time.as_millis() as u64,
+            })
+        }
+        .await;
+        self.count("PreloadSRS", r).map(Response::new)
+    }
+
+    async fn evict_srs(
+        &self,
+        request: Request<pb::EvictSrsRequest>,
+    ) -> Result<Response<pb::EvictSrsResponse>, Status> {
+        let r = async {
+            let id = parse_circuit_id(&request.into_inner().circuit_id)?;
+            let engine = self.engine.clone();
+            let report = blocking(move || engine.evict(&id))
+                .await?
+                .map_err(|e| engine_status("circuit_id", e))?;
+            Ok(pb::EvictSrsResponse {
+                was_loaded: report.was_loaded,
+                freed_bytes: report.freed_bytes,
+            })
+        }
+        .await;
+        self.count("EvictSRS", r).map(Response::new)
+    }
+}
+
+/// `cuzk.diag.v1.Diagnostics`: the engine's stage spans.
+#[derive(Debug)]
+pub struct DiagnosticsService(pub Arc<Engine>);
+
+#[tonic::async_trait]
+impl diagnostics_server::Diagnostics for DiagnosticsService {
+    async fn get_trace(
+        &self,
+        request: Request<GetTraceRequest>,
+    ) -> Result<Response<GetTraceResponse>, Status> {
+        let (spans, now_us) = self.0.trace(request.into_inner().since_us);
+        Ok(Response::new(GetTraceResponse {
+            spans: spans
+                .into_iter()
+                .map(|s| Span {
+                    job_id: s.job.to_string(),
+                    partition: s.partition,
+                    stage: s.stage.name().into(),
+                    worker: s.worker,
+                    start_us: s.start_us,
+                    end_us: s.end_us,
+                })
+                .collect(),
+            now_us,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_ids_round_trip_and_garbage_names_the_field() {
+        assert_eq!(parse_job_id("job-7").unwrap(), JobId(7));
+        assert_eq!(parse_job_id("7").unwrap(), JobId(7));
+        for bad in ["", "job-", "job-x", "../etc", "-1"] {
+            let e = parse_job_id(bad).unwrap_err();
+            assert_eq!(e.code(), Code::InvalidArgument);
+            assert!(e.message().starts_with("job_id: "), "{}", e.message());
+        }
+    }
+
+    #[test]
+    fn circuit_ids_cannot_be_paths() {
+        assert!(parse_circuit_id("porep-32g").is_ok());
+        for bad in [
+            "",
+            "../../etc/passwd",
+            "/abs",
+            "a/b",
+            "porep.params",
+            "UPPER",
+            &"x".repeat(65),
+        ] {
+            let e = parse_circuit_id(bad).unwrap_err();
+            assert!(e.message().starts_with("circuit_id: "), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn enums_are_checked() {
+        assert_eq!(priority(0).unwrap(), Priority::Normal);
+        assert_eq!(priority(4).unwrap(), Priority::Critical);
+        assert!(priority(9).unwrap_err().message().starts_with("priority: "));
+        assert_eq!(kind(1).unwrap(), PorepKind::NAME);
+        assert_eq!(kind(0).unwrap_err().code(), Code::InvalidArgument);
+        assert_eq!(kind(3).unwrap_err().code(), Code::Unimplemented);
+        assert!(kind(99).unwrap_err().message().starts_with("proof_kind: "));
+    }
+}
