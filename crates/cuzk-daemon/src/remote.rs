@@ -281,65 +281,54 @@ fn finish(r: &pb::AwaitProofResponse, out: Option<&PathBuf>) -> Result<()> {
     Ok(())
 }
 
+impl RemoteCommand {
+    fn client(&self) -> &ClientArgs {
+        match self {
+            RemoteCommand::Submit { client, .. }
+            | RemoteCommand::Await { client, .. }
+            | RemoteCommand::ProveRemote { client, .. }
+            | RemoteCommand::Status { client }
+            | RemoteCommand::Metrics { client }
+            | RemoteCommand::Cancel { client, .. }
+            | RemoteCommand::Preload { client, .. }
+            | RemoteCommand::Evict { client, .. } => client,
+        }
+    }
+}
+
+/// The reply of a call, or the refusal as `CODE: message`.
+fn reply<T>(r: Result<tonic::Response<T>, tonic::Status>) -> Result<T> {
+    r.map(tonic::Response::into_inner).map_err(rpc_error)
+}
+
 pub fn client(cmd: RemoteCommand) -> Result<()> {
     logging::init(LogFormat::Text, "warn");
+    let target = cmd.client().target()?;
     runtime()?.block_on(async move {
+        let mut c = target.connect().await?;
         match cmd {
-            RemoteCommand::Submit { client, submit } => {
-                let r = client
-                    .target()?
-                    .connect()
-                    .await?
-                    .submit_proof(submit.request()?)
-                    .await
-                    .map_err(rpc_error)?
-                    .into_inner();
+            RemoteCommand::Submit { submit, .. } => {
+                let r = reply(c.submit_proof(submit.request()?).await)?;
                 println!("{} queue_position={}", r.job_id, r.queue_position);
             }
             RemoteCommand::Await {
-                client,
                 job_id,
                 timeout_ms,
                 out,
+                ..
             } => {
-                let r = client
-                    .target()?
-                    .connect()
-                    .await?
-                    .await_proof(pb::AwaitProofRequest { job_id, timeout_ms })
-                    .await
-                    .map_err(rpc_error)?
-                    .into_inner();
-                finish(&r, out.as_ref())?;
+                let req = pb::AwaitProofRequest { job_id, timeout_ms };
+                finish(&reply(c.await_proof(req).await)?, out.as_ref())?;
             }
-            RemoteCommand::ProveRemote {
-                client,
-                submit,
-                out,
-            } => {
-                let r = client
-                    .target()?
-                    .connect()
-                    .await?
-                    .prove(pb::ProveRequest {
-                        submit: Some(submit.request()?),
-                    })
-                    .await
-                    .map_err(rpc_error)?
-                    .into_inner()
-                    .result
-                    .unwrap_or_default();
+            RemoteCommand::ProveRemote { submit, out, .. } => {
+                let req = pb::ProveRequest {
+                    submit: Some(submit.request()?),
+                };
+                let r = reply(c.prove(req).await)?.result.unwrap_or_default();
                 finish(&r, Some(&out))?;
             }
-            RemoteCommand::Status { client } => {
-                let s = client
-                    .target()?
-                    .connect()
-                    .await?
-                    .get_status(pb::GetStatusRequest {})
-                    .await
-                    .map_err(rpc_error)?
-                    .into_inner();
+            RemoteCommand::Status { .. } => {
+                let s = reply(c.get_status(pb::GetStatusRequest {}).await)?;
                 println!(
                     "uptime {} s | completed {} | failed {} | memory {} / {} bytes",
                     s.uptime_seconds,
@@ -373,51 +362,23 @@ pub fn client(cmd: RemoteCommand) -> Result<()> {
                     );
                 }
             }
-            RemoteCommand::Metrics { client } => {
-                let m = client
-                    .target()?
-                    .connect()
-                    .await?
-                    .get_metrics(pb::GetMetricsRequest {})
-                    .await
-                    .map_err(rpc_error)?
-                    .into_inner();
+            RemoteCommand::Metrics { .. } => {
+                let m = reply(c.get_metrics(pb::GetMetricsRequest {}).await)?;
                 print!("{}", m.prometheus_text);
             }
-            RemoteCommand::Cancel { client, job_id } => {
-                let r = client
-                    .target()?
-                    .connect()
-                    .await?
-                    .cancel_proof(pb::CancelProofRequest { job_id })
-                    .await
-                    .map_err(rpc_error)?
-                    .into_inner();
+            RemoteCommand::Cancel { job_id, .. } => {
+                let r = reply(c.cancel_proof(pb::CancelProofRequest { job_id }).await)?;
                 println!("cancelled was_running={}", r.was_running);
             }
-            RemoteCommand::Preload { client, circuit_id } => {
-                let r = client
-                    .target()?
-                    .connect()
-                    .await?
-                    .preload_srs(pb::PreloadSrsRequest { circuit_id })
-                    .await
-                    .map_err(rpc_error)?
-                    .into_inner();
+            RemoteCommand::Preload { circuit_id, .. } => {
+                let r = reply(c.preload_srs(pb::PreloadSrsRequest { circuit_id }).await)?;
                 println!(
                     "preload already_loaded={} load_time_ms={}",
                     r.already_loaded, r.load_time_ms
                 );
             }
-            RemoteCommand::Evict { client, circuit_id } => {
-                let r = client
-                    .target()?
-                    .connect()
-                    .await?
-                    .evict_srs(pb::EvictSrsRequest { circuit_id })
-                    .await
-                    .map_err(rpc_error)?
-                    .into_inner();
+            RemoteCommand::Evict { circuit_id, .. } => {
+                let r = reply(c.evict_srs(pb::EvictSrsRequest { circuit_id }).await)?;
                 println!(
                     "evict was_loaded={} freed_bytes={}",
                     r.was_loaded, r.freed_bytes

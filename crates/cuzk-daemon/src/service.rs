@@ -259,6 +259,19 @@ impl ProvingService {
         })
     }
 
+    /// Runs a residency call on circuit `id` after checking that it is a circuit name.
+    async fn on_circuit<T: Send + 'static>(
+        &self,
+        id: &str,
+        f: impl FnOnce(&Engine, &CircuitId) -> Result<T, EngineError> + Send + 'static,
+    ) -> Result<T, Status> {
+        let id = parse_circuit_id(id)?;
+        let engine = self.engine.clone();
+        blocking(move || f(&engine, &id))
+            .await?
+            .map_err(|e| engine_status("circuit_id", e))
+    }
+
     async fn await_inner(
         &self,
         job: JobId,
@@ -432,18 +445,14 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<pb::PreloadSrsRequest>,
     ) -> Result<Response<pb::PreloadSrsResponse>, Status> {
-        let r = async {
-            let id = parse_circuit_id(&request.into_inner().circuit_id)?;
-            let engine = self.engine.clone();
-            let report = blocking(move || engine.preload(&id))
-                .await?
-                .map_err(|e| engine_status("circuit_id", e))?;
-            Ok(pb::PreloadSrsResponse {
-                already_loaded: report.already_loaded,
-                load_time_ms: report.load_time.as_millis() as u64,
-            })
-        }
-        .await;
+        let id = request.into_inner().circuit_id;
+        let r = self
+            .on_circuit(&id, |e, c| e.preload(c))
+            .await
+            .map(|r| pb::PreloadSrsResponse {
+                already_loaded: r.already_loaded,
+                load_time_ms: r.load_time.as_millis() as u64,
+            });
         self.count("PreloadSRS", r).map(Response::new)
     }
 
@@ -451,18 +460,14 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<pb::EvictSrsRequest>,
     ) -> Result<Response<pb::EvictSrsResponse>, Status> {
-        let r = async {
-            let id = parse_circuit_id(&request.into_inner().circuit_id)?;
-            let engine = self.engine.clone();
-            let report = blocking(move || engine.evict(&id))
-                .await?
-                .map_err(|e| engine_status("circuit_id", e))?;
-            Ok(pb::EvictSrsResponse {
-                was_loaded: report.was_loaded,
-                freed_bytes: report.freed_bytes,
-            })
-        }
-        .await;
+        let id = request.into_inner().circuit_id;
+        let r = self
+            .on_circuit(&id, |e, c| e.evict(c))
+            .await
+            .map(|r| pb::EvictSrsResponse {
+                was_loaded: r.was_loaded,
+                freed_bytes: r.freed_bytes,
+            });
         self.count("EvictSRS", r).map(Response::new)
     }
 }

@@ -327,6 +327,20 @@ async fn tcp_needs_the_token() {
     }
     let mut c = with(Some(token)).connect().await.unwrap();
     assert_eq!(status(&mut c).await.total_proofs_completed, 0);
+    // The CLI client: refused without the token, served with it.
+    let cli = |extra: &[&str]| {
+        std::process::Command::new(bin)
+            .args(["status", "--addr", &addr])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let refused = cli(&[]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("Unauthenticated"));
+    let served = cli(&["--token-file", token_file.to_str().unwrap()]);
+    assert!(served.status.success(), "{served:?}");
+    assert!(String::from_utf8_lossy(&served.stdout).starts_with("uptime "));
     assert!(
         !d.log_text().contains(token),
         "the token must never be logged"
