@@ -366,3 +366,38 @@ fn http_get(addr: &str, path: &str) -> String {
     s.read_to_string(&mut out).unwrap();
     out
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tcp_with_tls_serves_only_tls_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    let (cert_path, key_path) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+    std::fs::write(&cert_path, cert.cert.pem()).unwrap();
+    std::fs::write(&key_path, cert.key_pair.serialize_pem()).unwrap();
+    let _d = Daemon::start(
+        dir.path(),
+        &["--listen", &addr],
+        &[
+            ("CUZK_AUTH_TLS_CERT", cert_path.to_str().unwrap()),
+            ("CUZK_AUTH_TLS_KEY", key_path.to_str().unwrap()),
+        ],
+    );
+    let tls = Target {
+        addr: addr.clone(),
+        tls_ca: Some(cert_path),
+        ..Default::default()
+    };
+    let mut c = tls.connect().await.unwrap();
+    assert_eq!(status(&mut c).await.total_proofs_failed, 0);
+    // A plaintext client gets nowhere.
+    let plain = Target {
+        addr,
+        ..Default::default()
+    };
+    let refused = match plain.connect().await {
+        Err(_) => true,
+        Ok(mut c) => c.get_status(pb::GetStatusRequest {}).await.is_err(),
+    };
+    assert!(refused);
+}
