@@ -41,6 +41,18 @@ where
     })
 }
 
+/// Wraps a witness closure so the value it yields is also kept in `known`.
+fn remember<'a, Scalar: PrimeField>(
+    value: impl FnOnce() -> Result<Scalar, SynthesisError> + 'a,
+    known: &'a mut Option<Scalar>,
+) -> impl FnOnce() -> Result<Scalar, SynthesisError> + 'a {
+    move || {
+        let v = value()?;
+        *known = Some(v);
+        Ok(v)
+    }
+}
+
 impl<Scalar: PrimeField> AllocatedNum<Scalar> {
     /// Allocates a private variable; `value` is only called when the witness is being computed.
     pub fn alloc<CS, F>(mut cs: CS, value: F) -> Result<Self, SynthesisError>
@@ -49,14 +61,7 @@ impl<Scalar: PrimeField> AllocatedNum<Scalar> {
         F: FnOnce() -> Result<Scalar, SynthesisError>,
     {
         let mut known = None;
-        let variable = cs.alloc(
-            || "num",
-            || {
-                let v = value()?;
-                known = Some(v);
-                Ok(v)
-            },
-        )?;
+        let variable = cs.alloc(|| "num", remember(value, &mut known))?;
         Ok(AllocatedNum {
             value: known,
             variable,
@@ -70,14 +75,7 @@ impl<Scalar: PrimeField> AllocatedNum<Scalar> {
         F: FnOnce() -> Result<Scalar, SynthesisError>,
     {
         let mut known = None;
-        let variable = cs.alloc_input(
-            || "input num",
-            || {
-                let v = value()?;
-                known = Some(v);
-                Ok(v)
-            },
-        )?;
+        let variable = cs.alloc_input(|| "input num", remember(value, &mut known))?;
         Ok(AllocatedNum {
             value: known,
             variable,
