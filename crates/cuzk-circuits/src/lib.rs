@@ -1,14 +1,22 @@
-//! Filecoin circuits for cuzk.
+//! Filecoin's PoRep C2 circuit for cuzk, without upstream Filecoin crates.
 //!
 //! [`c1`] reads what lotus and Curio hand to C2 (the `SealCommitPhase1Output` JSON, raw or in
-//! Curio's envelope) with typed errors. [`porep`] turns it into one Groth16 witness and public
-//! input vector per partition, names the upstream parameter files, and runs a setup for a
-//! proof type. For now the PoRep circuit is upstream's `StackedCircuit` synthesised into our
-//! constraint systems; our own circuit replaces it without changing this API.
+//! Curio's envelope) and [`vanilla`] checks its vanilla proofs against the sector shape, with
+//! typed errors naming the bad field. [`registry`] knows the proof types, [`graph`] and
+//! [`challenges`] derive what the verifier derives, [`stacked`] is the circuit (built from
+//! `cuzk-gadgets`, row-identical to upstream's), and [`porep`] turns a C1 output into one
+//! witness and public-input vector per partition, names the parameter files and runs a setup.
 
 pub mod c1;
+pub mod challenges;
+pub mod graph;
 pub mod porep;
+pub mod registry;
+pub mod stacked;
+pub mod vanilla;
 
 pub use c1::{C1Error, C1Input};
-pub use filecoin_proofs_api::RegisteredSealProof;
-pub use porep::{PorepError, SealShape, Synthesis};
+pub use porep::{PorepError, SealShape, SectorIds, Synthesis};
+pub use registry::RegisteredSealProof;
+pub use stacked::{StackedCircuit, StackedShape};
+pub use vanilla::VanillaError;

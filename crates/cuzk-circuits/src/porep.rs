@@ -1,30 +1,24 @@
 //! PoRep C2 (StackedDRG): per-partition witnesses and public inputs, parameter file names,
 //! and the setup for a sector shape.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use cuzk_groth16::assignment::Witness;
 use cuzk_groth16::params::{ParamsError, ProvingKey};
 use cuzk_groth16::{generator, Fr, ProverError};
 use cuzk_pce::Pce;
-use filecoin_hashers::{Domain, Hasher};
-use filecoin_proofs::constants::{
-    DefaultPieceDomain, DefaultPieceHasher, SectorShape2KiB, SectorShape32GiB, SectorShape512MiB,
-    SectorShape64GiB, SectorShape8MiB,
-};
-use filecoin_proofs::parameters::setup_params;
-use filecoin_proofs::types::VanillaSealProof;
-use filecoin_proofs_api::seal::SealCommitPhase1Output;
-use filecoin_proofs_api::RegisteredSealProof;
 use rayon::prelude::*;
-use storage_proofs_core::compound_proof::{self, CompoundProof};
-use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_core::parameter_cache::VERSION;
-use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
 use thiserror::Error;
 
 use crate::c1::C1Input;
+use crate::challenges;
+use crate::graph::StackedGraph;
+use crate::registry::{ChallengeKind, RegisteredSealProof};
+use crate::stacked::{StackedCircuit, StackedShape};
+use crate::vanilla::{StackedProof, VanillaError};
+
+/// The parameter files' version prefix (`v28-...`), as upstream's parameter cache names them.
+pub const PARAMETER_VERSION: u32 = 28;
 
 #[derive(Debug, Error)]
 pub enum PorepError {
@@ -54,16 +48,8 @@ pub enum PorepError {
     Pce(#[from] cuzk_pce::PceError),
     #[error("PCE file: {0}")]
     PceFile(#[from] cuzk_pce::file::FileError),
-    #[error("upstream {what}: {message}")]
-    Upstream { what: &'static str, message: String },
-}
-
-/// Upstream returns `anyhow::Error`s; we keep their message chain.
-fn upstream<E: std::fmt::Display>(what: &'static str) -> impl FnOnce(E) -> PorepError {
-    move |e| PorepError::Upstream {
-        what,
-        message: format!("{e:#}"),
-    }
+    #[error(transparent)]
+    Vanilla(#[from] VanillaError),
 }
 
 /// One PoRep proof type and what follows from it.
@@ -74,13 +60,8 @@ pub struct SealShape {
 
 impl SealShape {
     pub fn new(proof: RegisteredSealProof) -> Result<Self, PorepError> {
-        use RegisteredSealProof::*;
-        match proof {
-            StackedDrg2KiBV1_2_Feat_NonInteractivePoRep
-            | StackedDrg8MiBV1_2_Feat_NonInteractivePoRep
-            | StackedDrg512MiBV1_2_Feat_NonInteractivePoRep
-            | StackedDrg32GiBV1_2_Feat_NonInteractivePoRep
-            | StackedDrg64GiBV1_2_Feat_NonInteractivePoRep => Err(PorepError::Unsupported(
+        match proof.challenge_kind() {
+            ChallengeKind::NonInteractive => Err(PorepError::Unsupported(
                 proof,
                 "non-interactive PoRep needs proof aggregation, not supported yet",
             )),
@@ -107,25 +88,66 @@ impl SealShape {
     }
 
     pub fn sector_size(&self) -> u64 {
-        u64::from(self.proof.sector_size())
+        self.proof.sector_size()
+    }
+
+    /// The circuit shape of one partition.
+    pub fn stacked(&self) -> &'static StackedShape {
+        StackedShape::for_sector_size(self.sector_size())
+            .expect("every registered proof type's sector size has a shape")
     }
 
     pub fn partitions(&self) -> usize {
-        usize::from(self.proof.as_v1_config().partitions)
+        self.proof.partitions()
     }
 
     /// Upstream's parameter identifier, e.g.
     /// `stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-<hash>`.
     pub fn circuit_identifier(&self) -> Result<String, PorepError> {
-        self.proof
-            .circuit_identifier()
-            .map_err(upstream("circuit identifier"))
+        Ok(self.proof.circuit_identifier())
     }
 
     /// The file names upstream looks for in `FIL_PROOFS_PARAMETER_CACHE`: `.params`, `.vk`, `.meta`.
     pub fn file_names(&self) -> Result<[String; 3], PorepError> {
         let id = self.circuit_identifier()?;
-        Ok(["params", "vk", "meta"].map(|ext| format!("v{VERSION}-{id}.{ext}")))
+        Ok(["params", "vk", "meta"].map(|ext| format!("v{PARAMETER_VERSION}-{id}.{ext}")))
+    }
+
+    /// The challenged nodes of partition `partition`, as the verifier derives them from the
+    /// replica id and seed (and comm_r, for Synthetic PoRep).
+    pub fn challenges(&self, ids: &SectorIds, partition: usize) -> Vec<u64> {
+        let nodes = self.sector_size() / 32;
+        let per_partition = self.stacked().challenges;
+        let (replica_id, seed) = (&ids.replica_id, &ids.seed);
+        match self.proof.challenge_kind() {
+            ChallengeKind::Synthetic => challenges::synthetic(
+                nodes,
+                replica_id,
+                &ids.comm_r,
+                seed,
+                per_partition,
+                partition,
+            ),
+            _ => challenges::interactive(nodes, replica_id, seed, per_partition, partition),
+        }
+    }
+
+    /// The sector's graph (seeded by the proof type's PoRep id).
+    pub fn graph(&self) -> StackedGraph {
+        StackedGraph::new(
+            (self.sector_size() / 32) as u32,
+            &self.proof.porep_id(),
+            self.proof.api_version(),
+        )
+    }
+
+    /// The public inputs of partition `partition`: what the verifier checks its proof against.
+    pub fn public_inputs(&self, ids: &SectorIds, partition: usize) -> Result<Vec<Fr>, PorepError> {
+        let values = ids.values()?;
+        let challenges = self.challenges(ids, partition);
+        Ok(self
+            .stacked()
+            .public_inputs(&self.graph(), values, &challenges))
     }
 
     /// Synthesises every partition of `c1` (in parallel) into a witness and its public inputs.
@@ -135,10 +157,7 @@ impl SealShape {
         synthesis: Synthesis<'_>,
     ) -> Result<Vec<PartitionWitness>, PorepError> {
         self.check_proof(c1)?;
-        dispatch!(
-            self.sector_size(),
-            partition_witnesses(self, &c1.output, synthesis, None)
-        )
+        partition_witnesses(self, c1, synthesis, None)
     }
 
     /// Synthesises partition `partition` of `c1` only (what a partition-level scheduler needs).
@@ -156,26 +175,54 @@ impl SealShape {
                 self.partitions()
             )));
         }
-        let mut one = dispatch!(
-            self.sector_size(),
-            partition_witnesses(self, &c1.output, synthesis, Some(partition))
-        )?;
+        let mut one = partition_witnesses(self, c1, synthesis, Some(partition))?;
         Ok(one.remove(0))
     }
 
     fn check_proof(&self, c1: &C1Input) -> Result<(), PorepError> {
-        if c1.output.registered_proof != self.proof {
+        if c1.registered_proof != self.proof {
             return Err(PorepError::Malformed(format!(
                 "registered_proof is {:?}, expected {:?}",
-                c1.output.registered_proof, self.proof
+                c1.registered_proof, self.proof
             )));
+        }
+        let partitions = &c1.vanilla_proofs.partitions;
+        if partitions.len() != self.partitions() || partitions.iter().any(|p| p.is_empty()) {
+            return Err(PorepError::PartitionCount {
+                proof: self.proof,
+                expected: self.partitions(),
+                got: partitions.iter().filter(|p| !p.is_empty()).count(),
+            });
         }
         Ok(())
     }
 
+    /// Partition `partition`'s circuit with its witness values: what [`Self::witnesses`]
+    /// synthesises, for callers that drive their own constraint system.
+    pub fn partition_circuit(
+        &self,
+        c1: &C1Input,
+        partition: usize,
+    ) -> Result<StackedCircuit<'static>, PorepError> {
+        self.check_proof(c1)?;
+        let proofs = c1.vanilla_proofs.partitions.get(partition).ok_or_else(|| {
+            PorepError::Malformed(format!(
+                "partition {partition} does not exist; {:?} has {}",
+                self.proof,
+                self.partitions()
+            ))
+        })?;
+        build_circuit(
+            self.stacked(),
+            partition,
+            proofs,
+            SectorIds::of(c1).values()?,
+        )
+    }
+
     /// Records this shape's constraint matrices (once per circuit, reused for every proof).
     pub fn extract_pce(&self) -> Result<Pce, PorepError> {
-        dispatch!(self.sector_size(), extract(self))
+        Ok(Pce::extract(self.stacked().blank())?)
     }
 
     /// The identity a PCE file of this shape carries: upstream's circuit identifier.
@@ -197,7 +244,7 @@ impl SealShape {
         &self,
         rng: &mut impl rand_core::RngCore,
     ) -> Result<ProvingKey, PorepError> {
-        dispatch!(self.sector_size(), setup(self, rng))
+        Ok(generator::generate(self.stacked().blank(), rng)?)
     }
 
     /// Writes `.params`, `.vk` and `.meta` under their upstream names into `dir`.
@@ -238,136 +285,123 @@ pub struct PartitionWitness {
     pub public_inputs: Vec<Fr>,
 }
 
-/// Calls a function generic over the sector's Merkle tree shape.
-macro_rules! dispatch {
-    ($size:expr, $f:ident($($arg:expr),*)) => {
-        match $size {
-            2048 => $f::<SectorShape2KiB>($($arg),*),
-            0x80_0000 => $f::<SectorShape8MiB>($($arg),*),
-            0x2000_0000 => $f::<SectorShape512MiB>($($arg),*),
-            0x8_0000_0000 => $f::<SectorShape32GiB>($($arg),*),
-            0x10_0000_0000 => $f::<SectorShape64GiB>($($arg),*),
-            other => Err(PorepError::SectorSize(other.to_string())),
+/// What identifies a sealed sector to C2's verifier, as C1 carries it: little-endian field
+/// elements, and the interactive seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SectorIds {
+    pub replica_id: [u8; 32],
+    pub comm_d: [u8; 32],
+    pub comm_r: [u8; 32],
+    pub seed: [u8; 32],
+}
+
+impl SectorIds {
+    pub fn of(c1: &C1Input) -> Self {
+        SectorIds {
+            replica_id: c1.replica_id,
+            comm_d: c1.comm_d,
+            comm_r: c1.comm_r,
+            seed: c1.seed,
         }
-    };
+    }
+
+    /// Replica id, comm_d and comm_r as field elements (canonical encodings only).
+    fn values(&self) -> Result<[Fr; 3], PorepError> {
+        if self.comm_d == [0; 32] || self.comm_r == [0; 32] || self.seed == [0; 32] {
+            return Err(PorepError::Malformed(
+                "comm_d, comm_r and seed must not be all zero".into(),
+            ));
+        }
+        let value = |name: &str, bytes: &[u8; 32]| {
+            crate::vanilla::element(bytes)
+                .map_err(|e| PorepError::Malformed(format!("{name}: {e}")))
+        };
+        Ok([
+            value("replica_id", &self.replica_id)?,
+            value("comm_d", &self.comm_d)?,
+            value("comm_r", &self.comm_r)?,
+        ])
+    }
 }
-use dispatch;
 
-type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
-
-fn public_params<Tree: 'static + MerkleTreeTrait>(
+fn partition_witnesses(
     shape: &SealShape,
-) -> Result<
-    compound_proof::PublicParams<'static, StackedDrg<'static, Tree, DefaultPieceHasher>>,
-    PorepError,
-> {
-    let config = shape.proof.as_v1_config();
-    let setup = compound_proof::SetupParams {
-        vanilla_params: setup_params(&config).map_err(upstream("setup params"))?,
-        partitions: Some(shape.partitions()),
-        priority: false,
-    };
-    <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::setup(&setup)
-        .map_err(upstream("public params"))
-}
-
-/// Runs `f`, turning a panic inside upstream code into a typed error.
-fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, PorepError>) -> Result<T, PorepError> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
-        let msg = p
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
-        Err(PorepError::Malformed(format!(
-            "{what} failed on this input: {msg}"
-        )))
-    })
-}
-
-fn partition_witnesses<Tree: 'static + MerkleTreeTrait>(
-    shape: &SealShape,
-    c1: &SealCommitPhase1Output,
+    c1: &C1Input,
     synthesis: Synthesis<'_>,
     only: Option<usize>,
 ) -> Result<Vec<PartitionWitness>, PorepError> {
-    if c1.comm_d == [0; 32] || c1.comm_r == [0; 32] || c1.seed == [0; 32] {
-        return Err(PorepError::Malformed(
-            "comm_d, comm_r and seed must not be all zero".into(),
-        ));
-    }
-    let vanilla: Vec<Vec<VanillaSealProof<Tree>>> = c1
-        .vanilla_proofs
-        .clone()
-        .try_into()
-        .map_err(|e: anyhow::Error| PorepError::Malformed(format!("vanilla_proofs: {e:#}")))?;
-    if vanilla.len() != shape.partitions() || vanilla.iter().any(|p| p.is_empty()) {
-        return Err(PorepError::PartitionCount {
-            proof: shape.proof,
-            expected: shape.partitions(),
-            got: vanilla.iter().filter(|p| !p.is_empty()).count(),
-        });
-    }
-    let comm_r = <Tree::Hasher as Hasher>::Domain::try_from_bytes(&c1.comm_r)
-        .map_err(|e| PorepError::Malformed(format!("comm_r: {e:#}")))?;
-    let comm_d = DefaultPieceDomain::try_from_bytes(&c1.comm_d)
-        .map_err(|e| PorepError::Malformed(format!("comm_d: {e:#}")))?;
-    let replica_id = <Tree::Hasher as Hasher>::Domain::try_from_bytes(&c1.replica_id.into_bytes())
-        .map_err(|e| PorepError::Malformed(format!("replica_id: {e:#}")))?;
-    let pub_in = stacked::PublicInputs {
-        replica_id,
-        tau: Some(stacked::Tau { comm_d, comm_r }),
-        k: None,
-        seed: Some(c1.seed),
-    };
-    let pp = public_params::<Tree>(shape)?;
-    vanilla
+    let ids = SectorIds::of(c1);
+    let values = ids.values()?;
+    let stacked = shape.stacked();
+    let graph = shape.graph();
+    c1.vanilla_proofs
+        .partitions
         .par_iter()
         .enumerate()
         .filter(|(k, _)| only.map_or(true, |o| o == *k))
         .map(|(k, proofs)| {
-            guarded("partition synthesis", || {
-                let inputs =
-                    Compound::<Tree>::generate_public_inputs(&pub_in, &pp.vanilla_params, Some(k))
-                        .map_err(upstream("public inputs"))?;
-                let circuit =
-                    Compound::<Tree>::circuit(&pub_in, (), proofs, &pp.vanilla_params, Some(k))
-                        .map_err(upstream("circuit"))?;
-                let witness = match synthesis {
-                    Synthesis::Full => {
-                        Witness::synthesize(circuit).map_err(|e| PorepError::Prove {
-                            partition: k,
-                            source: e.into(),
-                        })?
-                    }
-                    Synthesis::Pce(pce) => pce.witness(circuit)?,
-                };
-                Ok(PartitionWitness {
-                    witness,
-                    public_inputs: inputs,
-                })
+            let challenges = shape.challenges(&ids, k);
+            let circuit = build_circuit(stacked, k, proofs, values)?;
+            for (j, (proof, expected)) in circuit.proofs.iter().zip(&challenges).enumerate() {
+                if proof.challenge != Some(*expected) {
+                    return Err(PorepError::Vanilla(VanillaError {
+                        at: format!("partition {k}, challenge {j}, labeling_proofs[0].node"),
+                        reason: format!(
+                            "node {:?}, but the seed challenges node {expected}",
+                            proof.challenge.unwrap_or_default()
+                        ),
+                    }));
+                }
+            }
+            let public_inputs = stacked.public_inputs(&graph, values, &challenges);
+            let witness = match synthesis {
+                Synthesis::Full => Witness::synthesize(circuit).map_err(|e| PorepError::Prove {
+                    partition: k,
+                    source: e.into(),
+                })?,
+                Synthesis::Pce(pce) => pce.witness(circuit)?,
+            };
+            Ok(PartitionWitness {
+                witness,
+                public_inputs,
             })
         })
         .collect()
 }
 
-fn blank<Tree: 'static + MerkleTreeTrait>(
-    shape: &SealShape,
-) -> Result<storage_proofs_porep::stacked::StackedCircuit<Tree, DefaultPieceHasher>, PorepError> {
-    let pp = public_params::<Tree>(shape)?;
-    Ok(<Compound<Tree> as CompoundProof<
-        StackedDrg<'_, Tree, DefaultPieceHasher>,
-        _,
-    >>::blank_circuit(&pp.vanilla_params))
-}
-
-fn extract<Tree: 'static + MerkleTreeTrait>(shape: &SealShape) -> Result<Pce, PorepError> {
-    Ok(Pce::extract(blank::<Tree>(shape)?)?)
-}
-
-fn setup<Tree: 'static + MerkleTreeTrait>(
-    shape: &SealShape,
-    rng: &mut impl rand_core::RngCore,
-) -> Result<ProvingKey, PorepError> {
-    Ok(generator::generate(blank::<Tree>(shape)?, rng)?)
+/// Partition `k`'s circuit from its vanilla proofs, checked against the shape.
+fn build_circuit<'a>(
+    stacked: &'a StackedShape,
+    k: usize,
+    proofs: &[StackedProof],
+    [replica_id, comm_d, comm_r]: [Fr; 3],
+) -> Result<StackedCircuit<'a>, PorepError> {
+    if proofs.len() != stacked.challenges {
+        return Err(PorepError::Malformed(format!(
+            "partition {k} has {} challenge proofs, expected {}",
+            proofs.len(),
+            stacked.challenges
+        )));
+    }
+    let mut roots = None;
+    let mut challenges = Vec::with_capacity(proofs.len());
+    for (j, p) in proofs.iter().enumerate() {
+        let (proof, r) = p.to_circuit(stacked, k, j)?;
+        if *roots.get_or_insert(r) != r {
+            return Err(PorepError::Malformed(format!(
+                "partition {k}, challenge {j}: comm_c or comm_r_last differs from challenge 0's"
+            )));
+        }
+        challenges.push(proof);
+    }
+    let roots = roots.expect("a partition has at least one challenge");
+    Ok(StackedCircuit {
+        shape: stacked,
+        replica_id: Some(replica_id),
+        comm_d: Some(comm_d),
+        comm_r: Some(comm_r),
+        comm_r_last: Some(roots.comm_r_last),
+        comm_c: Some(roots.comm_c),
+        proofs: challenges,
+    })
 }

@@ -11,7 +11,7 @@ fn check(size: &str) {
         .join("../../fixtures/porep")
         .join(size);
     let c1 = C1Input::parse(&std::fs::read(dir.join("c1.json")).unwrap()).unwrap();
-    let shape = SealShape::new(c1.output.registered_proof).unwrap();
+    let shape = SealShape::new(c1.registered_proof).unwrap();
     let pce = shape.extract_pce().unwrap();
     let full = shape.witnesses(&c1, Synthesis::Full).unwrap();
     let fast = shape.witnesses(&c1, Synthesis::Pce(&pce)).unwrap();

@@ -154,7 +154,7 @@ pub fn prove_porep(
 ) -> Result<Vec<u8>> {
     let total = Instant::now();
     let c1 = C1Input::parse(c1_bytes)?;
-    let shape = SealShape::new(c1.output.registered_proof)?;
+    let shape = SealShape::new(c1.registered_proof)?;
     let [params_name, _, _] = shape.file_names()?;
     let params_path = params_dir.join(&params_name);
     if !params_path.exists() {

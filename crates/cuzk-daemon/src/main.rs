@@ -199,7 +199,7 @@ fn main() -> Result<()> {
                 }
             };
             let c1 = C1Input::parse(DEMO_C1)?;
-            let shape = SealShape::new(c1.output.registered_proof)?;
+            let shape = SealShape::new(c1.registered_proof)?;
             let [params_name, _, _] = shape.file_names()?;
             if !dir.join(&params_name).exists() {
                 println!(

@@ -1,9 +1,10 @@
-//! End to end: `cuzk prove porep` on the bundled 2 KiB fixture, raw and in Curio's envelope,
-//! with parameters from `cuzk paramgen`; upstream `verify_seal` must accept the proofs.
+//! End to end: `cuzk prove porep` on the bundled 2 KiB fixture, raw and in Curio's envelope, and
+//! on freshly sealed 2 KiB and 8 MiB sectors, with parameters from `cuzk paramgen`; upstream
+//! `verify_seal` must accept the proofs.
 //!
-//! The first run generates the 2 KiB parameters (about 70 s on a 2-core machine) into
-//! `$FIL_PROOFS_PARAMETER_CACHE` (`.cache/params` through `.cargo/config.toml`), where later
-//! runs and `cuzk demo` find them.
+//! The first run generates the 2 KiB and 8 MiB parameters (about 40 s and 60 s on a 2-core
+//! machine) into `$FIL_PROOFS_PARAMETER_CACHE` (`.cache/params` through `.cargo/config.toml`),
+//! where later runs and `cuzk demo` find them.
 
 mod common;
 
@@ -59,6 +60,20 @@ fn proves_2kib_curio_envelope_and_upstream_verifies() {
     std::fs::write(&env_path, C1Input::envelope(&raw, 7, 2048)).unwrap();
     let proof = prove(&env_path, &params, &tmp.path().join("proof"));
     assert_eq!(upstream_verdict("2KiB", &proof), Ok(true));
+}
+
+#[test]
+fn fresh_2kib_sector_proves_and_upstream_verifies() {
+    let params = params_dir();
+    ensure_params_for(&params, "2KiB");
+    assert_eq!(prove_fresh_sector("2KiB", &params), Ok(true));
+}
+
+#[test]
+fn fresh_8mib_sector_proves_and_upstream_verifies() {
+    let params = params_dir();
+    ensure_params_for(&params, "8MiB");
+    assert_eq!(prove_fresh_sector("8MiB", &params), Ok(true));
 }
 
 #[test]

@@ -68,7 +68,7 @@ fn ensure_params(dir: &Path, shape: &SealShape) {
 fn porep_2kib_c2_through_the_engine_verifies_upstream() {
     let raw = std::fs::read(fixture().join("c1.json")).unwrap();
     let c1 = C1Input::parse(&raw).unwrap();
-    let shape = SealShape::new(c1.output.registered_proof).unwrap();
+    let shape = SealShape::new(c1.registered_proof).unwrap();
     let params = params_dir();
     ensure_params(&params, &shape);
 

@@ -223,6 +223,60 @@ where
     Ok(())
 }
 
+/// Proves that `leaf` is the leaf at the position `index_bits` gives (little-endian, already
+/// allocated, `log2(arity)` per level) in the tree of root `root`, where `path` holds every
+/// level's siblings, already allocated. Nothing becomes a public input; the caller derives the
+/// bits in-circuit (SnapDeals' `por_no_challenge_input`).
+pub fn por_no_challenge_input<F, CS, H>(
+    cs: &mut CS,
+    shape: TreeShape,
+    index_bits: &[AllocatedBit],
+    leaf: &AllocatedNum<F>,
+    path: &[Vec<AllocatedNum<F>>],
+    root: &AllocatedNum<F>,
+    hasher: &H,
+) -> Result<(), SynthesisError>
+where
+    F: PrimeField,
+    CS: ConstraintSystem<F>,
+    H: TreeHash<F> + ?Sized,
+{
+    let arities = shape.level_arities(path.len())?;
+    let needed: usize = arities.iter().map(|a| a.trailing_zeros() as usize).sum();
+    if needed != index_bits.len() {
+        return Err(shape_error(format!(
+            "por: {} index bits for a path that needs {needed}",
+            index_bits.len()
+        )));
+    }
+    let mut bits = index_bits.iter().map(|b| Boolean::Is(*b));
+    let mut cur = *leaf;
+    for (height, (siblings, &arity)) in path.iter().zip(&arities).enumerate() {
+        if siblings.len() + 1 != arity {
+            return Err(shape_error(format!(
+                "por: {} siblings at a level of arity {arity}",
+                siblings.len()
+            )));
+        }
+        let level_bits: Vec<Boolean> = bits
+            .by_ref()
+            .take(arity.trailing_zeros() as usize)
+            .collect();
+        let children = insert(
+            &mut cs.namespace(|| format!("merkle proof insert (height={height})")),
+            &cur,
+            &level_bits,
+            siblings,
+        )?;
+        cur = hasher.hash_leaves(
+            cs.namespace(|| format!("merkle proof hash (height={height})")),
+            &children,
+        )?;
+    }
+    constraint::equal(cs, || "calculated root == provided root", &cur, root);
+    Ok(())
+}
+
 /// The little-endian index bits of leaf `challenge` in a tree of `leaves` leaves (a power of
 /// two): the public input the path bits are packed into.
 pub fn challenge_into_auth_path_bits(

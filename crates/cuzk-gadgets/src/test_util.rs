@@ -5,7 +5,8 @@
 //! circuits are the same R1CS when [`assert_same_r1cs`] passes: the same numbers of inputs, aux
 //! variables and constraints, and row for row the same A, B and C terms (variables in canonical
 //! order, zero coefficients included, because a prover's density tracking sees them) and the
-//! same witness.
+//! same witness. Circuits too large to record (a 32 GiB PoRep partition has 722 M non-zeros)
+//! are compared by [`R1csDigest`], which folds the same data into a SHA-256 as it streams past.
 
 use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use ff::PrimeField;
@@ -171,6 +172,148 @@ impl<Scalar: PrimeField> ConstraintSystem<Scalar> for RecordingCs<Scalar> {
             b(LinearCombination::zero()),
             c(LinearCombination::zero()),
         ]);
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// A constraint system that keeps only counts and a SHA-256 of every row's terms (variable kind,
+/// index and coefficient, in order) and of the witness, when it is computed.
+#[derive(Debug)]
+pub struct R1csDigest {
+    witness: bool,
+    inputs: usize,
+    aux: usize,
+    constraints: usize,
+    rows: sha2::Sha256,
+    values: sha2::Sha256,
+    buffer: Vec<u8>,
+}
+
+/// What [`R1csDigest`] arrives at: equal for two circuits exactly when their shapes, rows and
+/// (if computed) witnesses are equal, up to SHA-256 collisions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Digest {
+    pub inputs: usize,
+    pub aux: usize,
+    pub constraints: usize,
+    pub rows: [u8; 32],
+    pub values: [u8; 32],
+}
+
+impl R1csDigest {
+    /// A digest of the shape only (assignments are not evaluated) or of the witness too.
+    pub fn new(witness: bool) -> Self {
+        use sha2::Digest as _;
+        R1csDigest {
+            witness,
+            inputs: 1,
+            aux: 0,
+            constraints: 0,
+            rows: sha2::Sha256::new(),
+            values: sha2::Sha256::new(),
+            buffer: Vec::with_capacity(1 << 16),
+        }
+    }
+
+    fn term<Scalar: PrimeField>(&mut self, v: Variable, c: &Scalar) {
+        let (kind, index) = match v.get_unchecked() {
+            Index::Input(i) => (0u8, i),
+            Index::Aux(i) => (1u8, i),
+        };
+        self.buffer.push(kind);
+        self.buffer.extend_from_slice(&(index as u64).to_le_bytes());
+        self.buffer.extend_from_slice(c.to_repr().as_ref());
+    }
+
+    fn value<Scalar: PrimeField, F>(&mut self, kind: u8, f: F) -> Result<(), SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+    {
+        use sha2::Digest as _;
+        if self.witness {
+            self.values.update([kind]);
+            self.values.update(f()?.to_repr().as_ref());
+        }
+        Ok(())
+    }
+
+    /// The counts and hashes.
+    pub fn finish(mut self) -> Digest {
+        use sha2::Digest as _;
+        self.rows.update(&self.buffer);
+        Digest {
+            inputs: self.inputs,
+            aux: self.aux,
+            constraints: self.constraints,
+            rows: self.rows.finalize().into(),
+            values: self.values.finalize().into(),
+        }
+    }
+}
+
+impl<Scalar: PrimeField> ConstraintSystem<Scalar> for R1csDigest {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.value(1, f)?;
+        self.aux += 1;
+        Ok(Variable::new_unchecked(Index::Aux(self.aux - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.value(0, f)?;
+        self.inputs += 1;
+        Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        use sha2::Digest as _;
+        let rows = [
+            a(LinearCombination::zero()),
+            b(LinearCombination::zero()),
+            c(LinearCombination::zero()),
+        ];
+        for lc in rows {
+            for (v, coeff) in lc.iter() {
+                self.term(v, coeff);
+            }
+            // Row and matrix separator: a kind byte no term uses.
+            self.buffer.push(2);
+        }
+        self.constraints += 1;
+        if self.buffer.len() >= 1 << 16 {
+            self.rows.update(&self.buffer);
+            self.buffer.clear();
+        }
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)

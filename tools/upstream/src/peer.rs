@@ -6,13 +6,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use filecoin_proofs::constants::{DefaultPieceHasher, SectorShape2KiB, SectorShape8MiB};
 use filecoin_proofs_api::seal::{seal_commit_phase2, SealCommitPhase1Output};
-use filecoin_proofs_api::{RegisteredSealProof, SectorId};
-use storage_proofs_core::compound_proof::{self, CompoundProof};
-use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_core::parameter_cache::VERSION;
-use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
+use filecoin_proofs_api::SectorId;
 
 #[derive(Parser)]
 struct Cli {
@@ -41,62 +36,18 @@ enum Command {
     },
 }
 
-fn proof_type(size: &str) -> Result<RegisteredSealProof> {
-    Ok(match size {
-        "2KiB" => RegisteredSealProof::StackedDrg2KiBV1_1,
-        "8MiB" => RegisteredSealProof::StackedDrg8MiBV1_1,
-        other => anyhow::bail!("unsupported size {other}"),
-    })
-}
-
-fn paramgen<Tree: 'static + MerkleTreeTrait>(
-    proof: RegisteredSealProof,
-    out: &std::path::Path,
-) -> Result<()> {
-    let config = proof.as_v1_config();
-    let setup = compound_proof::SetupParams {
-        vanilla_params: filecoin_proofs::parameters::setup_params(&config)?,
-        partitions: Some(usize::from(config.partitions)),
-        priority: false,
-    };
-    let pp = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
-        StackedDrg<'_, Tree, DefaultPieceHasher>,
-        _,
-    >>::setup(&setup)?;
-    let blank = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
-        StackedDrg<'_, Tree, DefaultPieceHasher>,
-        _,
-    >>::blank_circuit(&pp.vanilla_params);
-    let t = Instant::now();
-    let params = bellperson::groth16::generate_random_parameters::<blstrs::Bls12, _, _>(
-        blank,
-        &mut rand::rngs::OsRng,
-    )?;
-    let gen_ms = t.elapsed().as_millis();
-    std::fs::create_dir_all(out)?;
-    let id = proof.circuit_identifier()?;
-    let path = out.join(format!("v{VERSION}-{id}.params"));
-    params.write(std::io::BufWriter::new(std::fs::File::create(&path)?))?;
-    let mut vk = std::io::BufWriter::new(std::fs::File::create(
-        out.join(format!("v{VERSION}-{id}.vk")),
-    )?);
-    params.vk.write(&mut vk)?;
-    println!(
-        "upstream paramgen sector_size={} generate_ms={gen_ms} file={}",
-        config.sector_size.0,
-        path.display()
-    );
-    Ok(())
-}
-
 fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Paramgen { sector_size, out } => {
-            let proof = proof_type(&sector_size)?;
-            match sector_size.as_str() {
-                "2KiB" => paramgen::<SectorShape2KiB>(proof, &out),
-                _ => paramgen::<SectorShape8MiB>(proof, &out),
-            }
+            let took = cuzk_upstream_tools::paramgen(&sector_size, &out)?;
+            let bytes = cuzk_upstream_tools::proof_type(&sector_size)?.sector_size();
+            println!(
+                "upstream paramgen sector_size={} generate_ms={} dir={}",
+                u64::from(bytes),
+                took.as_millis(),
+                out.display()
+            );
+            Ok(())
         }
         Command::C2 {
             fixture,

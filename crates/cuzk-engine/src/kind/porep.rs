@@ -108,8 +108,8 @@ impl ProofKind for PorepKind {
 
     fn plan(&self, payload: &[u8]) -> Result<Arc<dyn Plan>, KindError> {
         let c1 = C1Input::parse(payload).map_err(|e| KindError::Payload(e.to_string()))?;
-        let shape = SealShape::new(c1.output.registered_proof)
-            .map_err(|e| KindError::Payload(e.to_string()))?;
+        let shape =
+            SealShape::new(c1.registered_proof).map_err(|e| KindError::Payload(e.to_string()))?;
         let circuit = Self::circuit_id(&shape)
             .ok_or_else(|| KindError::Payload(format!("unsupported proof {shape:?}")))?;
         Ok(Arc::new(PorepPlan { c1, shape, circuit }))

@@ -316,6 +316,21 @@ impl<F: PrimeField> PoseidonConstants<F> {
         })
     }
 
+    /// The constants for `arity` with neptune's custom domain tag `id · 2^40` (`HashType::Custom(
+    /// CType::Arbitrary(id))`, `id` in 1..=256), which SnapDeals uses to derive its randomness.
+    /// Round constants and matrices are those of [`Self::new`]: only the capacity element differs.
+    pub fn custom(arity: usize, id: u64) -> Result<Self, SynthesisError> {
+        if !(1..=256).contains(&id) {
+            return Err(unsupported(format!(
+                "poseidon: custom domain tag id {id} is outside 1..=256"
+            )));
+        }
+        Ok(PoseidonConstants {
+            domain_tag: F::from(id) * F::from(1u64 << 40),
+            ..Self::new(arity)?
+        })
+    }
+
     /// The number of inputs per hash.
     pub fn arity(&self) -> usize {
         self.arity

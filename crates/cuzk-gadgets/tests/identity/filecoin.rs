@@ -2,10 +2,11 @@
 
 use std::sync::LazyLock;
 
+use bellpepper_core::boolean::AllocatedBit as UpBit;
 use bellpepper_core::num::AllocatedNum as UpNum;
 use bellpepper_core::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
-use cuzk_gadgets::boolean::xor_with_key;
+use cuzk_gadgets::boolean::{xor_with_key, AllocatedBit};
 use cuzk_gadgets::num::AllocatedNum;
 use cuzk_gadgets::por::{self, PathElement, Root, Sha256Hash, TreeHash, TreeShape};
 use cuzk_gadgets::poseidon::PoseidonConstants;
@@ -268,6 +269,54 @@ fn check_por<Tree: MerkleTreeTrait, H: TreeHash<Fr> + ?Sized>(
     );
 }
 
+/// SnapDeals' inclusion proof: index bits and siblings allocated by the caller, no inputs.
+fn check_por_no_challenge_input<Tree: MerkleTreeTrait, H: TreeHash<Fr> + ?Sized>(
+    shape: TreeShape,
+    hasher: &H,
+    case: &PorCase,
+) {
+    let bits: Vec<Option<bool>> = case
+        .path
+        .iter()
+        .flat_map(|e| {
+            let arity = e.siblings.len() + 1;
+            (0..arity.trailing_zeros()).map(move |i| e.index.map(|x| (x >> i) & 1 == 1))
+        })
+        .collect();
+    let _ = compare(
+        |cs| {
+            let bits = bits
+                .iter()
+                .enumerate()
+                .map(|(i, b)| AllocatedBit::alloc(cs.namespace(|| format!("bit {i}")), *b))
+                .collect::<Res<Vec<_>>>()?;
+            let leaf = AllocatedNum::alloc(cs.namespace(|| "leaf"), missing(case.value))?;
+            let path = case
+                .path
+                .iter()
+                .map(|e| ours_nums(cs, &e.siblings))
+                .collect::<Res<Vec<_>>>()?;
+            let root = AllocatedNum::alloc(cs.namespace(|| "root"), missing(case.root))?;
+            por::por_no_challenge_input(cs, shape, &bits, &leaf, &path, &root, hasher)
+        },
+        |cs| {
+            let bits = bits
+                .iter()
+                .enumerate()
+                .map(|(i, b)| UpBit::alloc(cs.namespace(|| format!("bit {i}")), *b))
+                .collect::<Res<Vec<_>>>()?;
+            let leaf = UpNum::alloc(cs.namespace(|| "leaf"), missing(case.value))?;
+            let path = case
+                .path
+                .iter()
+                .map(|e| theirs_nums(cs, &e.siblings))
+                .collect::<Res<Vec<_>>>()?;
+            let root = UpNum::alloc(cs.namespace(|| "root"), missing(case.root))?;
+            up::por::por_no_challenge_input::<Tree, _>(cs, bits, leaf, path, root)
+        },
+    );
+}
+
 const fn shape(base: usize, sub: usize, top: usize) -> TreeShape {
     TreeShape { base, sub, top }
 }
@@ -300,6 +349,21 @@ proptest! {
     #[test]
     fn por_poseidon_8_8_2(case in por_case(shape(8, 8, 2), 2)) {
         check_por::<DiskTree<PoseidonHasher, U8, U8, U2>, _>(shape(8, 8, 2), &POSEIDON[..], &case);
+    }
+
+    #[test]
+    fn por_no_challenge_input_poseidon_binary(case in por_case(shape(2, 0, 0), 4)) {
+        check_por_no_challenge_input::<DiskTree<PoseidonHasher, U2, U0, U0>, _>(shape(2, 0, 0), &POSEIDON[..], &case);
+    }
+
+    #[test]
+    fn por_no_challenge_input_poseidon_8_8_2(case in por_case(shape(8, 8, 2), 2)) {
+        check_por_no_challenge_input::<DiskTree<PoseidonHasher, U8, U8, U2>, _>(shape(8, 8, 2), &POSEIDON[..], &case);
+    }
+
+    #[test]
+    fn por_no_challenge_input_poseidon_8_8_0(case in por_case(shape(8, 8, 0), 2)) {
+        check_por_no_challenge_input::<DiskTree<PoseidonHasher, U8, U8, U0>, _>(shape(8, 8, 0), &POSEIDON[..], &case);
     }
 
     #[test]
@@ -347,5 +411,16 @@ fn rejects_bad_shapes() {
         "constant bits at arity 8"
     );
     assert!(insertion::insert(&mut cs, &n, &bits[..2], &[n; 7]).is_err());
+    let bit = AllocatedBit::alloc(&mut cs, Some(true)).unwrap();
+    let octal = shape(8, 0, 0);
+    let no_input = |cs: &mut _, bits: &[AllocatedBit], siblings: usize| {
+        por::por_no_challenge_input(cs, octal, bits, &n, &[vec![n; siblings]], &n, &POSEIDON[..])
+    };
+    assert!(
+        no_input(&mut cs, &[bit; 2], 7).is_err(),
+        "too few index bits"
+    );
+    assert!(no_input(&mut cs, &[bit; 3], 6).is_err(), "too few siblings");
+    assert!(no_input(&mut cs, &[bit; 3], 7).is_ok());
     assert!(xor_with_key(&mut cs, &bits, &bits).is_err());
 }

@@ -30,6 +30,18 @@ arity!(A4, 4, U4);
 arity!(A8, 8, U8);
 arity!(A11, 11, U11);
 
+/// SnapDeals' randomness hash: arity 2 with neptune's custom domain tag 1.
+static GEN_RANDOMNESS: Arity<U2> = Arity {
+    ours: LazyLock::new(|| PoseidonConstants::custom(2, 1).unwrap()),
+    theirs: LazyLock::new(|| {
+        use neptune::hash_type::{CType, HashType};
+        Up::new_with_strength_and_type(
+            neptune::Strength::Standard,
+            HashType::Custom(CType::Arbitrary(1)),
+        )
+    }),
+};
+
 impl<A: neptune::Arity<Fr>> Arity<A> {
     fn check_native(&self, preimage: &[Fr]) {
         let theirs = Poseidon::new_with_preimage(preimage, &self.theirs).hash();
@@ -85,6 +97,7 @@ proptest! {
         A4.check_native(&p4);
         A8.check_native(&p8);
         A11.check_native(&p11);
+        GEN_RANDOMNESS.check_native(&p2);
     }
 
     #[test]
@@ -93,12 +106,15 @@ proptest! {
         A4.check_circuit(&p4);
         A8.check_circuit(&p8);
         A11.check_circuit(&p11);
+        GEN_RANDOMNESS.check_circuit(&p2);
     }
 }
 
 #[test]
 fn rejects_bad_arities_and_lengths() {
     assert!(PoseidonConstants::<Fr>::new(3).is_err());
+    assert!(PoseidonConstants::<Fr>::custom(2, 0).is_err());
+    assert!(PoseidonConstants::<Fr>::custom(2, 257).is_err());
     assert!(A2.ours.hash(&[Fr::from(1)]).is_err());
     let mut cs = cuzk_gadgets::test_util::RecordingCs::<Fr>::new();
     assert!(poseidon_hash(&mut cs, &[], &A2.ours).is_err());
