@@ -212,12 +212,48 @@ impl SealShape {
                 self.partitions()
             ))
         })?;
-        build_circuit(
-            self.stacked(),
-            partition,
-            proofs,
-            SectorIds::of(c1).values()?,
-        )
+        let ids = SectorIds::of(c1);
+        Ok(self
+            .checked_circuit(&ids, ids.values()?, partition, proofs)?
+            .0)
+    }
+
+    /// Checks everything about `c1` that can be checked before synthesis: the proof type, the
+    /// partition count, every vanilla proof against the shape, and that each challenge is the
+    /// one the seed picks. What passes here synthesises without input errors.
+    pub fn check(&self, c1: &C1Input) -> Result<(), PorepError> {
+        self.check_proof(c1)?;
+        let ids = SectorIds::of(c1);
+        let values = ids.values()?;
+        c1.vanilla_proofs
+            .partitions
+            .par_iter()
+            .enumerate()
+            .try_for_each(|(k, proofs)| self.checked_circuit(&ids, values, k, proofs).map(drop))
+    }
+
+    /// Partition `k`'s circuit, and its challenges, which must be the seed's.
+    fn checked_circuit(
+        &self,
+        ids: &SectorIds,
+        values: [Fr; 3],
+        k: usize,
+        proofs: &[StackedProof],
+    ) -> Result<(StackedCircuit<'static>, Vec<u64>), PorepError> {
+        let challenges = self.challenges(ids, k);
+        let circuit = build_circuit(self.stacked(), k, proofs, values)?;
+        for (j, (proof, expected)) in circuit.proofs.iter().zip(&challenges).enumerate() {
+            if proof.challenge != Some(*expected) {
+                return Err(PorepError::Vanilla(VanillaError {
+                    at: format!("partition {k}, challenge {j}, labeling_proofs[0].node"),
+                    reason: format!(
+                        "node {}, but the seed challenges node {expected}",
+                        proof.challenge.unwrap_or_default()
+                    ),
+                }));
+            }
+        }
+        Ok((circuit, challenges))
     }
 
     /// Records this shape's constraint matrices (once per circuit, reused for every proof).
@@ -340,19 +376,7 @@ fn partition_witnesses(
         .enumerate()
         .filter(|(k, _)| only.map_or(true, |o| o == *k))
         .map(|(k, proofs)| {
-            let challenges = shape.challenges(&ids, k);
-            let circuit = build_circuit(stacked, k, proofs, values)?;
-            for (j, (proof, expected)) in circuit.proofs.iter().zip(&challenges).enumerate() {
-                if proof.challenge != Some(*expected) {
-                    return Err(PorepError::Vanilla(VanillaError {
-                        at: format!("partition {k}, challenge {j}, labeling_proofs[0].node"),
-                        reason: format!(
-                            "node {:?}, but the seed challenges node {expected}",
-                            proof.challenge.unwrap_or_default()
-                        ),
-                    }));
-                }
-            }
+            let (circuit, challenges) = shape.checked_circuit(&ids, values, k, proofs)?;
             let public_inputs = stacked.public_inputs(&graph, values, &challenges);
             let witness = match synthesis {
                 Synthesis::Full => Witness::synthesize(circuit).map_err(|e| PorepError::Prove {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use cuzk_proto::diag::v1::GetTraceRequest;
 use cuzk_proto::v1::await_proof_response::Status as AwaitStatus;
 use cuzk_proto::v1::{
@@ -43,6 +43,10 @@ pub struct Options {
     pub timeline: Option<PathBuf>,
     /// Draw progress bars (off for tests and non-terminals).
     pub progress: bool,
+    /// Mix priorities in a batch too (a stress run always does).
+    pub mixed_priorities: bool,
+    /// Write every returned proof to `<dir>/<request id>.proof` (for an outside verifier).
+    pub save_proofs: Option<PathBuf>,
 }
 
 /// How one submitted job ended.
@@ -155,6 +159,7 @@ async fn one(
     payload: Arc<Vec<u8>>,
     priority: Priority,
     cancel_after: Option<Duration>,
+    save: Option<PathBuf>,
 ) -> Result<JobResult> {
     let mut client = target.connect().await?;
     let t = Instant::now();
@@ -182,6 +187,10 @@ async fn one(
         })
         .await?
         .into_inner();
+    if let (Some(dir), false) = (save, r.proof.is_empty()) {
+        let path = dir.join(format!("{request_id}.proof"));
+        std::fs::write(&path, &r.proof).with_context(|| format!("writing {}", path.display()))?;
+    }
     Ok(JobResult {
         request_id,
         status: AwaitStatus::try_from(r.status).unwrap_or(AwaitStatus::Unknown),
@@ -242,7 +251,7 @@ pub async fn run(target: &Target, opts: &Options) -> Result<Report> {
         }
         let (priority, cancel_after) = {
             let mut rng = rand::thread_rng();
-            let p = if until.is_some() {
+            let p = if until.is_some() || opts.mixed_priorities {
                 [
                     Priority::Low,
                     Priority::Normal,
@@ -257,14 +266,15 @@ pub async fn run(target: &Target, opts: &Options) -> Result<Report> {
                 .then(|| Duration::from_millis(rng.gen_range(0..5000)));
             (p, c)
         };
-        let (t, payload, id) = (
+        let (t, payload, id, save) = (
             target.clone(),
             opts.payload.clone(),
             format!("{run_id}-{submitted}"),
+            opts.save_proofs.clone(),
         );
         let pb2 = pb.clone();
         tasks.spawn(async move {
-            let r = one(&t, id, payload, priority, cancel_after).await;
+            let r = one(&t, id, payload, priority, cancel_after, save).await;
             pb2.inc(1);
             drop(permit);
             r

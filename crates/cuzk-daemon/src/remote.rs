@@ -192,6 +192,9 @@ pub struct BenchArgs {
     /// No progress bars.
     #[arg(long, global = true)]
     quiet: bool,
+    /// Write every proof to <dir>/<request id>.proof.
+    #[arg(long, global = true)]
+    save_proofs: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Clone)]
@@ -204,6 +207,9 @@ enum BenchMode {
         count: usize,
         #[arg(long, default_value_t = 4)]
         concurrency: usize,
+        /// Random priorities (low, normal, high, critical) instead of all normal.
+        #[arg(long)]
+        mixed_priorities: bool,
     },
     /// Continuous load with mixed priorities and random cancellations.
     Stress {
@@ -242,6 +248,10 @@ pub fn daemon(args: DaemonArgs) -> Result<()> {
     }
     let settings = cfg.settings()?;
     logging::init(settings.log.format, &settings.log.level);
+    // A file-size limit (RLIMIT_FSIZE) must surface as a write error (EFBIG) that the engine
+    // reports against the job or request, not as SIGXFSZ killing the daemon mid-write.
+    // SAFETY: installing SIG_IGN for one signal has no preconditions.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     runtime()?.block_on(server::run(settings, std::future::pending()))
 }
 
@@ -397,7 +407,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     };
     let mode = match args.mode.clone() {
         BenchMode::Single => Mode::Single,
-        BenchMode::Batch { count, concurrency } => Mode::Batch { count, concurrency },
+        BenchMode::Batch {
+            count, concurrency, ..
+        } => Mode::Batch { count, concurrency },
         BenchMode::Stress {
             duration_secs,
             concurrency,
@@ -408,11 +420,22 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             cancel_fraction,
         },
     };
+    if let Some(dir) = &args.save_proofs {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
     let opts = bench::Options {
         mode,
         payload: Arc::new(payload),
         timeline: args.timeline.clone(),
         progress: !args.quiet,
+        mixed_priorities: matches!(
+            args.mode,
+            BenchMode::Batch {
+                mixed_priorities: true,
+                ..
+            }
+        ),
+        save_proofs: args.save_proofs.clone(),
     };
     runtime()?.block_on(async move {
         let report = if args.in_process {

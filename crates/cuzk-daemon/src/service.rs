@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use cuzk_circuits::C1Input;
 use cuzk_engine::kind::{CircuitId, PorepKind};
 use cuzk_engine::residency::Tier;
 use cuzk_engine::{Engine, EngineError, JobId, Outcome, Priority, Request as EngineRequest};
@@ -80,7 +81,7 @@ pub fn parse_job_id(s: &str) -> Result<JobId, Status> {
 }
 
 /// Circuit ids are short lowercase names (`porep-32g`), never paths.
-fn parse_circuit_id(s: &str) -> Result<CircuitId, Status> {
+pub fn parse_circuit_id(s: &str) -> Result<CircuitId, Status> {
     let ok = !s.is_empty()
         && s.len() <= 64
         && s.bytes()
@@ -119,6 +120,57 @@ fn kind(k: i32) -> Result<&'static str, Status> {
         ))),
         Err(_) => Err(field("proof_kind", format!("unknown value {k}"))),
     }
+}
+
+/// Checks a `SubmitProof` request field by field before the engine sees it; the payload itself
+/// is checked by the engine's proof kind. When the request states `sector_size` or (non-zero)
+/// `registered_proof`, the C1 output must be for that proof. An empty `request_id` stays empty
+/// (the caller names the job).
+pub fn check_submit(req: pb::SubmitProofRequest) -> Result<EngineRequest, Status> {
+    let kind = kind(req.proof_kind)?;
+    let priority = priority(req.priority)?;
+    if req.vanilla_proof.is_empty() {
+        return Err(field(
+            "vanilla_proof",
+            "empty; PoRep C2 takes the C1 output JSON or Curio's envelope",
+        ));
+    }
+    if !req.vanilla_proofs.is_empty() {
+        return Err(field("vanilla_proofs", "PoRep C2 takes vanilla_proof only"));
+    }
+    if req.request_id.len() > 256 {
+        return Err(field("request_id", "longer than 256 bytes"));
+    }
+    if req.sector_size != 0 || req.registered_proof != 0 {
+        let c1 = C1Input::parse(&req.vanilla_proof).map_err(|e| field("vanilla_proof", e))?;
+        let proof = c1.registered_proof;
+        if req.sector_size != 0 && req.sector_size != proof.sector_size() {
+            return Err(field(
+                "sector_size",
+                format!(
+                    "{} bytes, but the C1 output is for {proof:?} ({} bytes)",
+                    req.sector_size,
+                    proof.sector_size()
+                ),
+            ));
+        }
+        if req.registered_proof != 0 && req.registered_proof != proof.id() {
+            return Err(field(
+                "registered_proof",
+                format!(
+                    "{}, but the C1 output is for {proof:?} ({})",
+                    req.registered_proof,
+                    proof.id()
+                ),
+            ));
+        }
+    }
+    Ok(EngineRequest {
+        request_id: req.request_id,
+        kind: kind.into(),
+        priority,
+        payload: req.vanilla_proof,
+    })
 }
 
 fn outcome_response(job: JobId, outcome: Outcome) -> pb::AwaitProofResponse {
@@ -213,34 +265,18 @@ impl ProvingService {
         &self,
         req: pb::SubmitProofRequest,
     ) -> Result<pb::SubmitProofResponse, Status> {
-        let kind = kind(req.proof_kind)?;
-        let priority = priority(req.priority)?;
-        if req.vanilla_proof.is_empty() {
-            return Err(field(
-                "vanilla_proof",
-                "empty; PoRep C2 takes the C1 output JSON or Curio's envelope",
-            ));
-        }
-        if !req.vanilla_proofs.is_empty() {
-            return Err(field("vanilla_proofs", "PoRep C2 takes vanilla_proof only"));
-        }
-        let request_id = if req.request_id.is_empty() {
+        let mut request = check_submit(req)?;
+        if request.request_id.is_empty() {
             // No idempotency asked for: a name no caller can collide with.
             let n = self.anonymous.fetch_add(1, Ordering::Relaxed);
-            format!("anonymous/{}/{n}", self.started.elapsed().as_nanos())
-        } else if req.request_id.len() > 256 {
-            return Err(field("request_id", "longer than 256 bytes"));
-        } else {
-            req.request_id
-        };
+            request.request_id = format!("anonymous/{}/{n}", self.started.elapsed().as_nanos());
+        }
         let engine = self.engine.clone();
-        let request = EngineRequest {
-            request_id,
-            kind: kind.into(),
-            priority,
-            payload: req.vanilla_proof,
-        };
-        let rid = request.request_id.clone();
+        let (rid, kind, priority) = (
+            request.request_id.clone(),
+            request.kind.clone(),
+            request.priority,
+        );
         let (job, info) = blocking(move || {
             let job = engine.submit(request)?;
             Ok::<_, EngineError>((job, engine.job(job).ok()))
@@ -251,7 +287,7 @@ impl ProvingService {
             EngineError::UnknownKind(_) => engine_status("proof_kind", e),
             _ => engine_status("vanilla_proof", e),
         })?;
-        tracing::info!(%job, request_id = %rid, kind, ?priority, "accepted");
+        tracing::info!(%job, request_id = %rid, kind = %kind, ?priority, "accepted");
         Ok(pb::SubmitProofResponse {
             job_id: job.to_string(),
             queue_position: info.map_or(0, |i| i.queue_position),

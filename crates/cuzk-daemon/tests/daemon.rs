@@ -178,6 +178,13 @@ async fn cancellation_and_bad_requests_leave_the_daemon_serving() {
     post.proof_kind = ProofKind::WindowPostPartition as i32;
     let mut prio = submit("q");
     prio.priority = 9;
+    let mut size = submit("s");
+    size.sector_size = 32 << 30;
+    let mut proof = submit("r");
+    proof.registered_proof = 8; // StackedDrg32GiBV1_1
+                                // Another seed challenges other nodes than the vanilla proofs open: refused at submission.
+    let mut reseeded: serde_json::Value = serde_json::from_slice(&c1()).unwrap();
+    reseeded["seed"][0] = (reseeded["seed"][0].as_u64().unwrap() ^ 1).into();
     let cases = [
         (
             request("g", b"\x00garbage".to_vec()),
@@ -193,6 +200,13 @@ async fn cancellation_and_bad_requests_leave_the_daemon_serving() {
         (no_kind, Code::InvalidArgument, "proof_kind"),
         (post, Code::Unimplemented, "proof_kind"),
         (prio, Code::InvalidArgument, "priority"),
+        (size, Code::InvalidArgument, "sector_size"),
+        (proof, Code::InvalidArgument, "registered_proof"),
+        (
+            request("seed", serde_json::to_vec(&reseeded).unwrap()),
+            Code::InvalidArgument,
+            "vanilla_proof",
+        ),
     ];
     for (req, code, field) in cases {
         let e = c.submit_proof(req).await.unwrap_err();

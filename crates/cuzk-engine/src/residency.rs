@@ -275,12 +275,16 @@ pub fn load_hot(spec: &CircuitSpec, validation: Validation) -> Result<Hot, Strin
 
 fn load_pce(p: &crate::kind::PceSpec) -> Result<Pce, String> {
     if p.path.exists() {
-        if let Ok((pce, _)) = Pce::load(&p.path, Some(&p.identity)) {
-            return Ok(pce);
+        match Pce::load(&p.path, Some(&p.identity)) {
+            Ok((pce, _)) => return Ok(pce),
+            Err(e) => tracing::warn!(error = %e, "PCE cache unusable; extracting again"),
         }
     }
     let pce = (p.extract)().map_err(|e| format!("extracting the PCE: {e}"))?;
-    // A cache that cannot be written only costs the next start an extraction.
-    let _ = pce.write(&p.path, &p.identity);
+    // A cache that cannot be written (full disk, no permission) only costs the next start an
+    // extraction; the write goes through a temporary file, so no partial cache is left.
+    if let Err(e) = pce.write(&p.path, &p.identity) {
+        tracing::warn!(error = %e, "PCE cache not written; proving from memory");
+    }
     Ok(pce)
 }

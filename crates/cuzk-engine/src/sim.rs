@@ -12,6 +12,7 @@ use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
 use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::{G1Affine, G2Affine, Proof, ProverError};
 use group::prime::PrimeCurveAffine;
+use rand::Rng;
 
 /// What the simulated backend gets wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +24,11 @@ pub enum Fault {
     Error,
     /// Panics in every call (as a buggy device wrapper might).
     Panic,
+    /// Each call, with this probability in percent, fails in one of the three ways above
+    /// (chosen at random); otherwise proves correctly.
+    Random {
+        percent: u8,
+    },
 }
 
 /// See the module documentation.
@@ -74,7 +80,18 @@ impl Backend for SimBackend {
             .unwrap_or_else(|p| p.into_inner())
             .push(witnesses.len());
         std::thread::sleep(self.delay * witnesses.len() as u32);
-        match self.fault {
+        let fault = match self.fault {
+            Fault::Random { percent } => {
+                let mut rng = rand::thread_rng();
+                if rng.gen_range(0..100) < percent {
+                    [Fault::WrongProof, Fault::Error, Fault::Panic][rng.gen_range(0..3)]
+                } else {
+                    Fault::None
+                }
+            }
+            f => f,
+        };
+        match fault {
             Fault::None => CpuBackend.prove(pk, witnesses, randomness),
             Fault::WrongProof => Ok(witnesses
                 .iter()
@@ -88,7 +105,7 @@ impl Backend for SimBackend {
                 backend: "sim",
                 message: "injected failure".into(),
             }),
-            Fault::Panic => panic!("injected panic"),
+            Fault::Panic | Fault::Random { .. } => panic!("injected panic"),
         }
     }
 }

@@ -249,6 +249,29 @@ fn wrong_proofs_are_caught_retried_on_the_cpu_and_counted() {
     }
 }
 
+/// A backend that fails at random, half of its calls, in every way it can: each job still ends
+/// with a valid proof (the CPU reference re-proves what failed) and the engine keeps serving.
+#[test]
+fn a_randomly_failing_backend_is_covered_by_cpu_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Arc::new(SimBackend::new(
+        Duration::ZERO,
+        Fault::Random { percent: 50 },
+    ));
+    let engine = Engine::start(config(dir.path(), backend.clone())).unwrap();
+    let jobs: Vec<_> = (0..12)
+        .map(|i| submit(&engine, &format!("r{i}"), Priority::Normal, SMALL, 2))
+        .collect();
+    for job in jobs {
+        let proof = proof_of(engine.await_job(job, Wait::Forever).unwrap());
+        assert!(kind(dir.path()).check(SMALL, &proof).unwrap());
+    }
+    let m = engine.metrics();
+    assert!(backend.calls() >= 12, "{} calls", backend.calls());
+    assert_eq!(m.cpu_retries, m.cpu_retry_successes);
+    assert_eq!(m.jobs_succeeded, 12);
+}
+
 #[test]
 fn a_job_interrupted_by_too_many_restarts_fails_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();

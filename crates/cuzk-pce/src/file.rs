@@ -77,6 +77,16 @@ pub enum FileError {
     },
 }
 
+/// Recomputes the checksum of a whole PCE file image in place, so that a deliberately altered
+/// image (corruption tests, fuzzing) reaches the structural checks behind the checksum. Images
+/// too short to hold a checksum are left alone.
+pub fn restamp(image: &mut [u8]) {
+    if image.len() >= BODY_AT {
+        let d = digest(&image[BODY_AT..]);
+        image[DIGEST_AT..DIGEST_AT + 32].copy_from_slice(&d);
+    }
+}
+
 /// SHA-256 over 16 MiB chunks hashed in parallel, then over the chunk digests.
 pub fn digest(bytes: &[u8]) -> [u8; 32] {
     let parts: Vec<[u8; 32]> = bytes

@@ -25,6 +25,15 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Upstream `verify_seal` on every `*.proof` file in a folder, for one fixture's sector.
+    Verify {
+        #[arg(long)]
+        fixture: PathBuf,
+        #[arg(long)]
+        params: PathBuf,
+        #[arg(long)]
+        proofs: PathBuf,
+    },
     /// Upstream `seal_commit_phase2` on a fixture (`c1.json` + `sector.json` in one folder).
     C2 {
         #[arg(long)]
@@ -47,6 +56,27 @@ fn main() -> Result<()> {
                 took.as_millis(),
                 out.display()
             );
+            Ok(())
+        }
+        Command::Verify {
+            fixture,
+            params,
+            proofs,
+        } => {
+            std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params);
+            let info = cuzk_upstream_tools::SectorInfo::read(&fixture.join("sector.json"))?;
+            let (mut good, mut bad) = (0, Vec::new());
+            for entry in std::fs::read_dir(&proofs)? {
+                let path = entry?.path();
+                if path.extension().is_some_and(|e| e == "proof") {
+                    match info.verify(&std::fs::read(&path)?) {
+                        Ok(true) => good += 1,
+                        verdict => bad.push(format!("{}: {verdict:?}", path.display())),
+                    }
+                }
+            }
+            println!("upstream verify_seal: {good} valid, {} not", bad.len());
+            anyhow::ensure!(bad.is_empty(), "rejected: {}", bad.join("; "));
             Ok(())
         }
         Command::C2 {

@@ -110,6 +110,10 @@ impl ProofKind for PorepKind {
         let c1 = C1Input::parse(payload).map_err(|e| KindError::Payload(e.to_string()))?;
         let shape =
             SealShape::new(c1.registered_proof).map_err(|e| KindError::Payload(e.to_string()))?;
+        // Refuse at submission what would only fail at synthesis.
+        shape
+            .check(&c1)
+            .map_err(|e| KindError::Payload(e.to_string()))?;
         let circuit = Self::circuit_id(&shape)
             .ok_or_else(|| KindError::Payload(format!("unsupported proof {shape:?}")))?;
         Ok(Arc::new(PorepPlan { c1, shape, circuit }))

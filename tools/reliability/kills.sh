@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Crashes: KILLS (default 24) rounds of: submit two 2 KiB jobs, wait a random 0.5-20 s, SIGKILL
+# the daemon, restart it on the same store. Afterwards every accepted job must end completed
+# (its proof accepted by upstream verify_seal) or failed with a reason: none lost.
+source "$(dirname "$0")/common.sh"
+OUT=${OUT:-$PWD/.cache/reliability/kills}
+KILLS=${KILLS:-24}
+rm -rf "$OUT"; mkdir -p "$OUT/proofs"
+build
+addr="unix://$OUT/cuzk.sock"
+c1=fixtures/porep/2KiB/c1.json
+: >"$OUT/jobs.txt"
+start_daemon "$OUT"
+for round in $(seq "$KILLS"); do
+  for j in a b; do
+    prio=$(shuf -n1 -e low normal high critical)
+    $CUZK submit --addr "$addr" --c1 "$c1" --request-id "kill-$round-$j" --priority "$prio" \
+      | awk '{print $1}' >>"$OUT/jobs.txt"
+  done
+  sleep "$(awk -v r=$RANDOM 'BEGIN{printf "%.1f", 0.5 + (r % 196) / 10}')"
+  kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null || true
+  echo "round $round: killed" >>"$OUT/rounds.txt"
+  start_daemon "$OUT"
+done
+completed=0; failed=0; lost=0
+while read -r job; do
+  if out=$($CUZK await --addr "$addr" "$job" --out "$OUT/proofs/$job.proof" 2>&1); then
+    completed=$((completed + 1))
+  elif echo "$out" | grep -q "FAILED\|failed\|CANCELLED"; then
+    failed=$((failed + 1)); echo "$job: $out" >>"$OUT/failed.txt"
+  else
+    lost=$((lost + 1)); echo "$job: $out" >>"$OUT/lost.txt"
+  fi
+done <"$OUT/jobs.txt"
+kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID" || true
+$PEER verify --fixture fixtures/porep/2KiB --params "$PARAMS" --proofs "$OUT/proofs" | tee "$OUT/verify.txt"
+echo "kills: rounds=$KILLS accepted=$(wc -l <"$OUT/jobs.txt") completed=$completed failed=$failed lost=$lost" | tee "$OUT/summary.txt"
