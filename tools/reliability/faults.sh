@@ -46,10 +46,18 @@ await_all "under the limit"
 [ -s "$OUT/failed.txt" ] && echo "first failure: $(head -1 "$OUT/failed.txt")" | tee -a "$OUT/summary.txt"
 echo "daemon alive under the limit: $(kill -0 "$DAEMON_PID" 2>/dev/null && echo yes || echo no)" | tee -a "$OUT/summary.txt"
 echo "PCE files left in params: $(ls "$OUT/params" | grep -c pce || true)" | tee -a "$OUT/summary.txt"
+# The disk has room again (the limit lifted on the running daemon): it must accept and prove
+# without a restart.
+prlimit --pid "$DAEMON_PID" --fsize=unlimited:unlimited
+if r=$($CUZK submit --addr "$addr" --c1 "$c1" --request-id room-again 2>&1); then
+  echo "after the limit is lifted, no restart: $($CUZK await --addr "$addr" "$(echo "$r" | awk '{print $1}')" --out "$OUT/proofs/room-again.proof" 2>&1)" | tee -a "$OUT/summary.txt"
+else
+  echo "after the limit is lifted, no restart: refused: $r" | tee -a "$OUT/summary.txt"
+fi
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID" || true
-rm -f "$OUT/proofs"/*
 LIMIT_FSIZE= DAEMON_PARAMS=$OUT/params start_daemon "$OUT"
-await_all "after restart without the limit"
+rm -f "$OUT/failed.txt"
+await_all "after a restart"
 $CUZK submit --addr "$addr" --c1 "$c1" --request-id after-restart | awk '{print $1}' >"$OUT/after.txt"
 $CUZK await --addr "$addr" "$(cat "$OUT/after.txt")" --out "$OUT/proofs/after.proof" | tee -a "$OUT/summary.txt"
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID" || true

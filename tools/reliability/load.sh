@@ -11,7 +11,7 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 build
 CUZK_ENGINE_BUDGET=$BUDGET start_daemon "$OUT"
 sample "$DAEMON_PID" "$OUT/rss.txt" &
-$CUZK bench batch --addr "unix://$OUT/cuzk.sock" --count "$JOBS" --concurrency "$JOBS" \
+$CUZK bench --addr "unix://$OUT/cuzk.sock" batch --count "$JOBS" --concurrency "$JOBS" \
   --mixed-priorities --save-proofs "$OUT/proofs" --quiet | tee "$OUT/bench.txt"
 $CUZK metrics --addr "unix://$OUT/cuzk.sock" >"$OUT/metrics.txt" || true
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID" || true

@@ -16,10 +16,10 @@ addr="unix://$OUT/cuzk.sock"
 rss() { awk '/VmRSS/{print $2}' "/proc/$DAEMON_PID/status"; }
 fds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
 # Warm-up: parameters and PCE loaded, allocator pools grown.
-$CUZK bench batch --addr "$addr" --count 4 --concurrency "$CONCURRENCY" --quiet >"$OUT/warmup.txt"
+$CUZK bench --addr "$addr" batch --count 4 --concurrency "$CONCURRENCY" --quiet >"$OUT/warmup.txt"
 sleep 2
 warm_rss=$(rss); warm_fds=$(fds)
-$CUZK bench stress --addr "$addr" --duration-secs "$DURATION" --concurrency "$CONCURRENCY" \
+$CUZK bench --addr "$addr" stress --duration-secs "$DURATION" --concurrency "$CONCURRENCY" \
   --cancel-fraction "$CANCEL" --quiet | tee "$OUT/bench.txt"
 sleep 2
 end_rss=$(rss); end_fds=$(fds)

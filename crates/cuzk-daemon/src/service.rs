@@ -65,9 +65,12 @@ fn engine_status(subject: &str, e: EngineError) -> Status {
         }
         EngineError::Timeout(_) => Status::deadline_exceeded(msg),
         EngineError::ShuttingDown => Status::unavailable(msg),
-        EngineError::Load { .. } | EngineError::Store(_) | EngineError::Start(_) => {
-            Status::internal(msg)
-        }
+        // The daemon's own storage, not the request: nothing was recorded, and the same
+        // request can be sent again once the store can be written (disk space, permissions).
+        EngineError::Store(_) => Status::unavailable(format!(
+            "{e}; nothing was recorded, send the request again once the store can be written"
+        )),
+        EngineError::Load { .. } | EngineError::Start(_) => Status::internal(msg),
     }
 }
 

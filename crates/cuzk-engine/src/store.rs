@@ -3,8 +3,14 @@
 //! A request is committed (fsync'd) before `submit` returns; every partition proof is committed
 //! as it is made, so a restart resumes a job where it stopped; a result stays until it is
 //! collected or expires. One transaction per change keeps every record consistent.
+//!
+//! A failed write (a full disk, an I/O error) fails that one change and leaves the committed
+//! records as they were; redb then refuses further transactions until the database is
+//! reopened, so the store reopens it at the next transaction. Once the disk has room again
+//! the engine goes on accepting and finishing jobs without a restart.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use redb::{Database, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
@@ -69,14 +75,30 @@ pub struct Loaded {
 /// The job store of one engine.
 #[derive(Debug)]
 pub struct Store {
-    db: Database,
+    path: PathBuf,
+    /// `None` only between dropping a failed database and opening it again.
+    db: Mutex<Option<Database>>,
+}
+
+/// Whether redb refuses work until the database is reopened.
+fn needs_reopen(e: &redb::StorageError) -> bool {
+    matches!(e, redb::StorageError::PreviousIo)
 }
 
 impl Store {
     /// Opens (or creates) the store in `dir`.
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
         std::fs::create_dir_all(dir).map_err(err("creating the store folder"))?;
-        let db = Database::create(dir.join("jobs.redb")).map_err(err("opening the store"))?;
+        let path = dir.join("jobs.redb");
+        let db = Self::open_db(&path)?;
+        Ok(Store {
+            path,
+            db: Mutex::new(Some(db)),
+        })
+    }
+
+    fn open_db(path: &Path) -> Result<Database, StoreError> {
+        let db = Database::create(path).map_err(err("opening the store"))?;
         let txn = db.begin_write().map_err(err("begin"))?;
         {
             txn.open_table(JOBS).map_err(err("jobs table"))?;
@@ -87,7 +109,26 @@ impl Store {
             txn.open_table(META).map_err(err("meta table"))?;
         }
         txn.commit().map_err(err("commit"))?;
-        Ok(Store { db })
+        Ok(db)
+    }
+
+    /// Starts a transaction with `begin`, reopening the database first if an earlier I/O
+    /// error left it refusing work.
+    fn begin<T>(
+        &self,
+        begin: impl Fn(&Database) -> Result<T, redb::TransactionError>,
+    ) -> Result<T, StoreError> {
+        let mut db = self.db.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = db.as_ref() {
+            match begin(d) {
+                Err(redb::TransactionError::Storage(e)) if needs_reopen(&e) => {}
+                other => return other.map_err(err("begin")),
+            }
+        }
+        // redb holds a lock on the file: the old handle must be gone before the new one opens.
+        *db = None;
+        let reopened = Self::open_db(&self.path)?;
+        begin(db.insert(reopened)).map_err(err("begin"))
     }
 
     /// Runs `f` in one write transaction and commits it durably.
@@ -95,7 +136,7 @@ impl Store {
         &self,
         f: impl FnOnce(&redb::WriteTransaction) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let txn = self.db.begin_write().map_err(err("begin"))?;
+        let txn = self.begin(Database::begin_write)?;
         let out = f(&txn)?;
         txn.commit().map_err(err("commit"))?;
         Ok(out)
@@ -222,7 +263,7 @@ impl Store {
     }
 
     pub fn result(&self, id: JobId) -> Result<Option<Vec<u8>>, StoreError> {
-        let txn = self.db.begin_read().map_err(err("begin"))?;
+        let txn = self.begin(Database::begin_read)?;
         let t = txn.open_table(RESULTS).map_err(err("results"))?;
         let v = t.get(id.0).map_err(err("results"))?;
         Ok(v.map(|g| g.value().to_vec()))
