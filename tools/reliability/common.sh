@@ -20,7 +20,7 @@ start_daemon() {
   rm -f "$dir/cuzk.sock"
   # LIMIT_FSIZE (KiB, optional) caps every file the daemon writes, as a full disk would.
   (
-    if [ -n "${LIMIT_FSIZE:-}" ]; then ulimit -f "$LIMIT_FSIZE"; fi
+    if [ -n "${LIMIT_FSIZE:-}" ]; then ulimit -S -f "$LIMIT_FSIZE"; fi
     exec $CUZK daemon --listen "unix://$dir/cuzk.sock" --params "${DAEMON_PARAMS:-$PARAMS}" \
       --store "$dir/store" "$@" >>"$dir/daemon.log" 2>&1
   ) &
