@@ -44,3 +44,21 @@ sample() {
     sleep 0.2
   done
 }
+
+# await_jobs <addr> <jobs file> <proof dir> <label>: awaits every job id in the file; a job ends
+# completed (proof written to <proof dir>), failed with a reason (kept in <proof dir>/../failed.txt)
+# or lost (no terminal answer: <proof dir>/../lost.txt). Prints "<label>: completed=… failed=…
+# lost=…".
+await_jobs() {
+  local addr=$1 jobs=$2 proofs=$3 label=$4 completed=0 failed=0 lost=0 out
+  while read -r job; do
+    if out=$($CUZK await --addr "$addr" "$job" --out "$proofs/$job.proof" 2>&1); then
+      completed=$((completed + 1))
+    elif echo "$out" | grep -q "FAILED"; then
+      failed=$((failed + 1)); echo "$out" | head -1 >>"$proofs/../failed.txt"
+    else
+      lost=$((lost + 1)); echo "$job: $out" >>"$proofs/../lost.txt"
+    fi
+  done <"$jobs"
+  echo "$label: completed=$completed failed=$failed lost=$lost"
+}

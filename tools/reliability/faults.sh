@@ -29,20 +29,7 @@ for i in $(seq "$SUBMITS"); do
 done
 echo "submitted=$SUBMITS accepted=$(wc -l <"$OUT/jobs.txt") refused=$refused" | tee -a "$OUT/summary.txt"
 [ -s "$OUT/refused.txt" ] && echo "first refusal: $(head -1 "$OUT/refused.txt")" | tee -a "$OUT/summary.txt"
-await_all() {
-  local completed=0 failed=0 lost=0
-  while read -r job; do
-    if out=$($CUZK await --addr "$addr" "$job" --out "$OUT/proofs/$job.proof" 2>&1); then
-      completed=$((completed + 1))
-    elif echo "$out" | grep -q "FAILED"; then
-      failed=$((failed + 1)); echo "$out" >>"$OUT/failed.txt"
-    else
-      lost=$((lost + 1)); echo "$job: $out" >>"$OUT/lost.txt"
-    fi
-  done <"$OUT/jobs.txt"
-  echo "$1: completed=$completed failed=$failed lost=$lost" | tee -a "$OUT/summary.txt"
-}
-await_all "under the limit"
+await_jobs "$addr" "$OUT/jobs.txt" "$OUT/proofs" "under the limit" | tee -a "$OUT/summary.txt"
 [ -s "$OUT/failed.txt" ] && echo "first failure: $(head -1 "$OUT/failed.txt")" | tee -a "$OUT/summary.txt"
 echo "daemon alive under the limit: $(kill -0 "$DAEMON_PID" 2>/dev/null && echo yes || echo no)" | tee -a "$OUT/summary.txt"
 echo "PCE files left in params: $(ls "$OUT/params" | grep -c pce || true)" | tee -a "$OUT/summary.txt"
@@ -57,7 +44,7 @@ fi
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID" || true
 LIMIT_FSIZE= DAEMON_PARAMS=$OUT/params start_daemon "$OUT"
 rm -f "$OUT/failed.txt"
-await_all "after a restart"
+await_jobs "$addr" "$OUT/jobs.txt" "$OUT/proofs" "after a restart" | tee -a "$OUT/summary.txt"
 $CUZK submit --addr "$addr" --c1 "$c1" --request-id after-restart | awk '{print $1}' >"$OUT/after.txt"
 $CUZK await --addr "$addr" "$(cat "$OUT/after.txt")" --out "$OUT/proofs/after.proof" | tee -a "$OUT/summary.txt"
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID" || true

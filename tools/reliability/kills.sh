@@ -20,16 +20,7 @@ for round in $(seq "$KILLS"); do
   echo "round $round: killed" >>"$OUT/rounds.txt"
   start_daemon "$OUT"
 done
-completed=0; failed=0; lost=0
-while read -r job; do
-  if out=$($CUZK await --addr "$addr" "$job" --out "$OUT/proofs/$job.proof" 2>&1); then
-    completed=$((completed + 1))
-  elif echo "$out" | grep -q "FAILED\|failed\|CANCELLED"; then
-    failed=$((failed + 1)); echo "$job: $out" >>"$OUT/failed.txt"
-  else
-    lost=$((lost + 1)); echo "$job: $out" >>"$OUT/lost.txt"
-  fi
-done <"$OUT/jobs.txt"
+result=$(await_jobs "$addr" "$OUT/jobs.txt" "$OUT/proofs" "kills: rounds=$KILLS accepted=$(wc -l <"$OUT/jobs.txt")")
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID" || true
 $PEER verify --fixture fixtures/porep/2KiB --params "$PARAMS" --proofs "$OUT/proofs" | tee "$OUT/verify.txt"
-echo "kills: rounds=$KILLS accepted=$(wc -l <"$OUT/jobs.txt") completed=$completed failed=$failed lost=$lost" | tee "$OUT/summary.txt"
+echo "$result" | tee "$OUT/summary.txt"

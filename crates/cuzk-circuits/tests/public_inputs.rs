@@ -1,31 +1,24 @@
 //! Oracle tests: proof types, the graph, challenges and public inputs against upstream
 //! (filecoin-proofs-api, storage-proofs-porep), which the verifier on chain uses.
 
+mod common;
+
 use blstrs::Scalar as Fr;
+use common::{pub_in, public_params, upstream, Compound};
 use cuzk_circuits::registry::{ApiVersion, ChallengeKind};
 use cuzk_circuits::{RegisteredSealProof, SealShape, SectorIds};
 use ff::PrimeField;
 use filecoin_hashers::poseidon::PoseidonHasher;
-use filecoin_hashers::sha256::Sha256Hasher;
-use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::{
     SectorShape2KiB, SectorShape32GiB, SectorShape64GiB, SectorShape8MiB,
 };
-use filecoin_proofs::parameters::setup_params;
-use filecoin_proofs_api::RegisteredSealProof as Upstream;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use storage_proofs_core::api_version::ApiVersion as UpApi;
-use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::drgraph::{Graph, BASE_DEGREE};
 use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_porep::stacked::{
-    self, StackedBucketGraph, StackedCompound, StackedDrg, EXP_DEGREE,
-};
-
-fn upstream(proof: RegisteredSealProof) -> Upstream {
-    serde_json::from_value(serde_json::to_value(proof).unwrap()).unwrap()
-}
+use storage_proofs_porep::stacked::{StackedBucketGraph, EXP_DEGREE};
 
 #[test]
 fn proof_types_match_upstream() {
@@ -116,35 +109,14 @@ fn graph_parents_match_upstream() {
     }
 }
 
-fn public_params<Tree: 'static + MerkleTreeTrait>(
-    proof: RegisteredSealProof,
-) -> compound_proof::PublicParams<'static, StackedDrg<'static, Tree, Sha256Hasher>> {
-    let config = upstream(proof).as_v1_config();
-    let setup = compound_proof::SetupParams {
-        vanilla_params: setup_params(&config).unwrap(),
-        partitions: Some(usize::from(config.partitions)),
-        priority: false,
-    };
-    <StackedCompound<Tree, Sha256Hasher> as CompoundProof<StackedDrg<'_, Tree, Sha256Hasher>, _>>::setup(&setup).unwrap()
-}
-
 fn upstream_inputs<Tree: 'static + MerkleTreeTrait>(
     proof: RegisteredSealProof,
     ids: &SectorIds,
     k: usize,
 ) -> Vec<Fr> {
     let pp = public_params::<Tree>(proof);
-    let pub_in = stacked::PublicInputs {
-        replica_id: <Tree::Hasher as Hasher>::Domain::try_from_bytes(&ids.replica_id).unwrap(),
-        tau: Some(stacked::Tau {
-            comm_d: <Sha256Hasher as Hasher>::Domain::try_from_bytes(&ids.comm_d).unwrap(),
-            comm_r: <Tree::Hasher as Hasher>::Domain::try_from_bytes(&ids.comm_r).unwrap(),
-        }),
-        k: Some(k),
-        seed: Some(ids.seed),
-    };
-    StackedCompound::<Tree, Sha256Hasher>::generate_public_inputs(
-        &pub_in,
+    Compound::<Tree>::generate_public_inputs(
+        &pub_in::<Tree>(ids, Some(k)),
         &pp.vanilla_params,
         Some(k),
     )

@@ -3,47 +3,30 @@
 //! Two circuits are the same when [`R1csDigest`] gives the same counts, the same hash of every
 //! row's terms (variable, index, coefficient, in order) and, with values, the same witness.
 
+mod common;
+
 use std::path::Path;
 
 use bellpepper_core::Circuit;
 use blstrs::Scalar as Fr;
-use cuzk_circuits::{C1Input, RegisteredSealProof, SealShape, StackedShape, Synthesis};
+use common::{pub_in, public_params, upstream, Compound};
+use cuzk_circuits::{C1Input, RegisteredSealProof, SealShape, SectorIds, StackedShape, Synthesis};
 use cuzk_gadgets::test_util::{Digest, R1csDigest};
 use filecoin_hashers::sha256::Sha256Hasher;
-use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::{
     SectorShape2KiB, SectorShape32GiB, SectorShape512MiB, SectorShape64GiB, SectorShape8MiB,
 };
 use filecoin_proofs::parameters::setup_params;
 use filecoin_proofs::types::VanillaSealProof;
 use filecoin_proofs_api::seal::SealCommitPhase1Output;
-use filecoin_proofs_api::RegisteredSealProof as Upstream;
-use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
-
-type Compound<Tree> = StackedCompound<Tree, Sha256Hasher>;
+use storage_proofs_porep::stacked::StackedDrg;
 
 fn digest<C: Circuit<Fr>>(circuit: C, witness: bool) -> Digest {
     let mut cs = R1csDigest::new(witness);
     circuit.synthesize(&mut cs).expect("synthesis");
     cs.finish()
-}
-
-fn upstream(proof: RegisteredSealProof) -> Upstream {
-    serde_json::from_value(serde_json::to_value(proof).unwrap()).unwrap()
-}
-
-fn public_params<Tree: 'static + MerkleTreeTrait>(
-    proof: RegisteredSealProof,
-) -> compound_proof::PublicParams<'static, StackedDrg<'static, Tree, Sha256Hasher>> {
-    let config = upstream(proof).as_v1_config();
-    let setup = compound_proof::SetupParams {
-        vanilla_params: setup_params(&config).unwrap(),
-        partitions: Some(usize::from(config.partitions)),
-        priority: false,
-    };
-    <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, Sha256Hasher>, _>>::setup(&setup).unwrap()
 }
 
 fn upstream_blank<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof) -> Digest {
@@ -152,16 +135,7 @@ fn witness_is_upstreams<Tree: 'static + MerkleTreeTrait>(size: &str) {
 
     let c1: SealCommitPhase1Output = serde_json::from_slice(&bytes).unwrap();
     let vanilla: Vec<Vec<VanillaSealProof<Tree>>> = c1.vanilla_proofs.try_into().unwrap();
-    let pub_in = stacked::PublicInputs {
-        replica_id: <Tree::Hasher as Hasher>::Domain::try_from_bytes(&c1.replica_id.into_bytes())
-            .unwrap(),
-        tau: Some(stacked::Tau {
-            comm_d: <Sha256Hasher as Hasher>::Domain::try_from_bytes(&c1.comm_d).unwrap(),
-            comm_r: <Tree::Hasher as Hasher>::Domain::try_from_bytes(&c1.comm_r).unwrap(),
-        }),
-        k: None,
-        seed: Some(c1.seed),
-    };
+    let pub_in = pub_in::<Tree>(&SectorIds::of(&ours_c1), None);
     let pp = public_params::<Tree>(ours_c1.registered_proof);
     let witnesses = shape.witnesses(&ours_c1, Synthesis::Full).unwrap();
     for (k, proofs) in vanilla.iter().enumerate() {
@@ -215,16 +189,7 @@ fn random_c1_is_read_alike<Tree: 'static + MerkleTreeTrait>(
     let vanilla: Vec<Vec<VanillaSealProof<Tree>>> = c1.vanilla_proofs.try_into().unwrap();
     assert_eq!(vanilla.len(), proof.partitions());
     let pp = public_params::<Tree>(proof);
-    let pub_in = stacked::PublicInputs {
-        replica_id: <Tree::Hasher as Hasher>::Domain::try_from_bytes(&c1.replica_id.into_bytes())
-            .unwrap(),
-        tau: Some(stacked::Tau {
-            comm_d: <Sha256Hasher as Hasher>::Domain::try_from_bytes(&c1.comm_d).unwrap(),
-            comm_r: <Tree::Hasher as Hasher>::Domain::try_from_bytes(&c1.comm_r).unwrap(),
-        }),
-        k: None,
-        seed: Some(c1.seed),
-    };
+    let pub_in = pub_in::<Tree>(&SectorIds::of(&ours_c1), None);
     for &k in partitions {
         let theirs =
             Compound::<Tree>::circuit(&pub_in, (), &vanilla[k], &pp.vanilla_params, Some(k))

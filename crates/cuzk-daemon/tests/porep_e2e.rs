@@ -8,29 +8,8 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
 use cuzk_circuits::C1Input;
-
-fn prove(c1: &Path, params: &Path, out: &Path) -> Vec<u8> {
-    let run = cuzk(&[
-        "prove",
-        "porep",
-        "--c1",
-        c1.to_str().unwrap(),
-        "--params",
-        params.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(
-        run.status.success(),
-        "prove failed: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    std::fs::read(out).unwrap()
-}
 
 #[test]
 fn proves_2kib_raw_c1_and_upstream_verifies() {

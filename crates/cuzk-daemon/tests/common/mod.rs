@@ -95,6 +95,27 @@ pub fn upstream_verdict(size: &str, proof: &[u8]) -> Result<bool, String> {
         .verify(proof)
 }
 
+/// `cuzk prove porep` of a C1 file with parameters from `params`; the proof bytes.
+pub fn prove(c1: &Path, params: &Path, out: &Path) -> Vec<u8> {
+    let run = cuzk(&[
+        "prove",
+        "porep",
+        "--c1",
+        c1.to_str().unwrap(),
+        "--params",
+        params.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "prove {}: {}",
+        c1.display(),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    std::fs::read(out).unwrap()
+}
+
 /// Seals a fresh sector with upstream (random data, prover id, ticket and seed), proves it with
 /// `cuzk prove porep` and parameters from `params`, and returns upstream's verdict.
 pub fn prove_fresh_sector(size: &str, params: &Path) -> Result<bool, String> {
@@ -104,22 +125,7 @@ pub fn prove_fresh_sector(size: &str, params: &Path) -> Result<bool, String> {
     let tmp = tempfile::tempdir().unwrap();
     let (c1_path, out) = (tmp.path().join("c1.json"), tmp.path().join("proof"));
     std::fs::write(&c1_path, c1).unwrap();
-    let run = cuzk(&[
-        "prove",
-        "porep",
-        "--c1",
-        c1_path.to_str().unwrap(),
-        "--params",
-        params.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(
-        run.status.success(),
-        "prove {size}: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    info.verify(&std::fs::read(out).unwrap())
+    info.verify(&prove(&c1_path, params, &out))
 }
 
 /// A `cuzk daemon` child process on a unix socket in `dir`, killed when dropped.
