@@ -4,28 +4,39 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A PoRep proof type. The discriminant is the registered proof id the PoRep id carries.
-#[allow(non_camel_case_types)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum RegisteredSealProof {
+/// Declares the enum and its `ALL` list from one list of names, in id order.
+macro_rules! proof_types {
+    ($($name:ident),* $(,)?) => {
+        /// A PoRep proof type. The discriminant is the registered proof id the PoRep id carries.
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum RegisteredSealProof {
+            $($name),*
+        }
+
+        impl RegisteredSealProof {
+            /// Every proof type, in id order.
+            pub const ALL: [Self; [$(stringify!($name)),*].len()] = [$(Self::$name),*];
+        }
+    };
+}
+
+proof_types! {
     StackedDrg2KiBV1,
     StackedDrg8MiBV1,
     StackedDrg512MiBV1,
     StackedDrg32GiBV1,
     StackedDrg64GiBV1,
-
     StackedDrg2KiBV1_1,
     StackedDrg8MiBV1_1,
     StackedDrg512MiBV1_1,
     StackedDrg32GiBV1_1,
     StackedDrg64GiBV1_1,
-
     StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
     StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
     StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
     StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
     StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
-
     StackedDrg2KiBV1_2_Feat_NonInteractivePoRep,
     StackedDrg8MiBV1_2_Feat_NonInteractivePoRep,
     StackedDrg512MiBV1_2_Feat_NonInteractivePoRep,
@@ -66,33 +77,6 @@ const PARAMETER_HASHES: [&str; 5] = [
 ];
 
 impl RegisteredSealProof {
-    /// Every proof type, in id order.
-    pub const ALL: [Self; 20] = {
-        use RegisteredSealProof::*;
-        [
-            StackedDrg2KiBV1,
-            StackedDrg8MiBV1,
-            StackedDrg512MiBV1,
-            StackedDrg32GiBV1,
-            StackedDrg64GiBV1,
-            StackedDrg2KiBV1_1,
-            StackedDrg8MiBV1_1,
-            StackedDrg512MiBV1_1,
-            StackedDrg32GiBV1_1,
-            StackedDrg64GiBV1_1,
-            StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
-            StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
-            StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
-            StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
-            StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
-            StackedDrg2KiBV1_2_Feat_NonInteractivePoRep,
-            StackedDrg8MiBV1_2_Feat_NonInteractivePoRep,
-            StackedDrg512MiBV1_2_Feat_NonInteractivePoRep,
-            StackedDrg32GiBV1_2_Feat_NonInteractivePoRep,
-            StackedDrg64GiBV1_2_Feat_NonInteractivePoRep,
-        ]
-    };
-
     /// The registered proof id.
     pub fn id(self) -> u64 {
         self as u64
