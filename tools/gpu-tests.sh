@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds cuzk-gpu's test and bench binaries here (no GPU needed) with the pip CUDA compiler,
-# stages them with a runner under target/gpu-carry/, and prints the one device command that
-# runs them all on the GPU machine (ignored GPU tests included). See docs/GPU.md.
+# Builds cuzk-gpu's test and bench binaries and the CUDA-enabled `cuzk` here (no GPU needed)
+# with the pip CUDA compiler, stages them with a runner under target/gpu-carry/, and prints the
+# one device command that runs the tests on the GPU machine (ignored GPU tests included);
+# tools/multi-gpu-bench.sh uses the same stage. See docs/GPU.md.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -24,6 +25,9 @@ for line in sys.stdin:
   cp "$exe" "$stage/$kind-$name"
   strip --strip-debug "$stage/$kind-$name"
 done
+cargo build --release -p cuzk-daemon --features cuda --bin cuzk
+cp target/release/cuzk "$stage/cuzk"
+strip --strip-debug "$stage/cuzk"
 cat > "$stage/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs every staged GPU test (ignored ones included), then the GPU benchmark. Output goes to

@@ -2,6 +2,7 @@
 //! environment overrides, defaults for a one-GPU machine, and validation whose errors name the
 //! key.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -96,6 +97,14 @@ pub enum BackendChoice {
     Gpu,
 }
 
+/// `engine.gpus`: `"all"` or a list of ordinals.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Gpus {
+    Named(String),
+    List(Vec<usize>),
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckParams {
@@ -115,7 +124,14 @@ pub struct EngineSection {
     /// Memory budget, e.g. `"96GiB"` or a byte count; empty for three quarters of RAM.
     pub budget: String,
     pub cpu_workers: usize,
+    /// Threads proving on the CPU backend (with `backend = "gpu"`: one per GPU, and this
+    /// must stay 1).
     pub backend_workers: usize,
+    /// GPUs to prove on (`backend = "gpu"`): `"all"` or ordinals, e.g. `[0, 1]`.
+    pub gpus: Gpus,
+    /// GPUs dedicated to some proof kinds, by ordinal: `{ "1" = ["porep-c2"] }`. A GPU not
+    /// listed takes every kind.
+    pub gpu_kinds: BTreeMap<String, Vec<String>>,
     pub lookahead: usize,
     pub max_batch: usize,
     /// Pre-compiled constraints (extracted into `params_dir` on first use).
@@ -142,6 +158,8 @@ impl Default for EngineSection {
             budget: String::new(),
             cpu_workers: 1,
             backend_workers: 1,
+            gpus: Gpus::Named("all".into()),
+            gpu_kinds: BTreeMap::new(),
             lookahead: 1,
             max_batch: 1,
             pce: true,
@@ -233,6 +251,10 @@ pub struct Settings {
     pub token: Option<Secret>,
     pub tls: Option<(PathBuf, PathBuf)>,
     pub engine: EngineSection,
+    /// The GPUs to use; `None` for all of them.
+    pub gpus: Option<Vec<usize>>,
+    /// Proof kinds by GPU ordinal, for GPUs dedicated to some kinds.
+    pub gpu_kinds: BTreeMap<usize, Vec<String>>,
     pub budget_bytes: Option<u64>,
     pub result_ttl: Duration,
     pub log: LogSection,
@@ -370,6 +392,58 @@ impl Config {
                 )
             })?)
         };
+        let gpus = match &e.gpus {
+            Gpus::Named(n) if n == "all" => None,
+            Gpus::Named(n) => {
+                return Err(invalid(
+                    "engine.gpus",
+                    format!("{n:?}: expected \"all\" or a list of ordinals like [0, 1]"),
+                ))
+            }
+            Gpus::List(l) if l.is_empty() => {
+                return Err(invalid("engine.gpus", "an empty list proves nowhere"))
+            }
+            Gpus::List(l) => {
+                let mut seen = l.clone();
+                seen.sort_unstable();
+                seen.dedup();
+                if seen.len() != l.len() {
+                    return Err(invalid("engine.gpus", format!("{l:?} names a GPU twice")));
+                }
+                Some(l.clone())
+            }
+        };
+        let mut gpu_kinds = BTreeMap::new();
+        for (ordinal, kinds) in &e.gpu_kinds {
+            let n: usize = ordinal.parse().map_err(|_| {
+                invalid(
+                    "engine.gpu_kinds",
+                    format!("{ordinal:?} is not a GPU ordinal"),
+                )
+            })?;
+            if gpus.as_ref().is_some_and(|g| !g.contains(&n)) {
+                return Err(invalid(
+                    "engine.gpu_kinds",
+                    format!("GPU {n} is not in engine.gpus"),
+                ));
+            }
+            if kinds.is_empty() {
+                return Err(invalid(
+                    "engine.gpu_kinds",
+                    format!("GPU {n}: an empty list; leave the GPU out to take every kind"),
+                ));
+            }
+            gpu_kinds.insert(n, kinds.clone());
+        }
+        if e.backend == BackendChoice::Gpu && e.backend_workers != 1 {
+            return Err(invalid(
+                "engine.backend_workers",
+                "the GPU backend proves with one worker per GPU; choose GPUs with engine.gpus",
+            ));
+        }
+        if e.backend == BackendChoice::Cpu && !gpu_kinds.is_empty() {
+            return Err(invalid("engine.gpu_kinds", "needs backend = \"gpu\""));
+        }
         if e.result_ttl_secs == 0 {
             return Err(invalid("engine.result_ttl_secs", "must be at least 1"));
         }
@@ -384,6 +458,8 @@ impl Config {
             token,
             tls,
             engine: e.clone(),
+            gpus,
+            gpu_kinds,
             budget_bytes,
             result_ttl: Duration::from_secs(e.result_ttl_secs),
             log: self.log.clone(),
@@ -495,6 +571,44 @@ mod tests {
         assert!(error("[engine]\ncpu_wrokers = 2", &[]).contains("cpu_wrokers"));
         assert!(error("[engine]\ncpu_workers = \"two\"", &[]).contains("cpu_workers"));
         assert!(error("[nope]\nx = 1", &[]).contains("nope"));
+    }
+
+    #[test]
+    fn gpus_and_their_kinds() {
+        let s = load("", &[]).unwrap();
+        assert_eq!((s.gpus, s.gpu_kinds.len()), (None, 0));
+        let s = load(
+            "[engine]\nbackend = \"gpu\"\ngpus = [1, 0]\ngpu_kinds = { \"1\" = [\"porep-c2\"] }",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(s.gpus, Some(vec![1, 0]));
+        assert_eq!(s.gpu_kinds[&1], ["porep-c2"]);
+        let s = load("", &[("CUZK_ENGINE_GPUS", "[2]")]).unwrap();
+        assert_eq!(s.gpus, Some(vec![2]));
+        for (text, wrong) in [
+            ("gpus = \"some\"", "\"some\""),
+            ("gpus = []", "empty"),
+            ("gpus = [0, 0]", "twice"),
+            (
+                "gpus = [0]\ngpu_kinds = { \"1\" = [\"porep-c2\"] }",
+                "not in engine.gpus",
+            ),
+            (
+                "gpu_kinds = { \"x\" = [\"porep-c2\"] }",
+                "not a GPU ordinal",
+            ),
+            ("gpu_kinds = { \"0\" = [] }", "empty list"),
+            ("backend_workers = 2", "one worker per GPU"),
+        ] {
+            let e = error(&format!("[engine]\nbackend = \"gpu\"\n{text}"), &[]);
+            assert!(e.starts_with("engine.") && e.contains(wrong), "{text}: {e}");
+        }
+        let e = error(
+            "[engine]\nbackend = \"cpu\"\ngpu_kinds = { \"0\" = [\"x\"] }",
+            &[],
+        );
+        assert!(e.starts_with("engine.gpu_kinds"), "{e}");
     }
 
     #[test]

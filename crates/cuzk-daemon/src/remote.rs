@@ -460,8 +460,12 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             let mut tries = 0;
             while target.connect().await.is_err() {
                 tries += 1;
-                if tries > 600 || daemon.is_finished() {
-                    bail!("the in-process daemon did not start");
+                if daemon.is_finished() {
+                    daemon.await??;
+                    bail!("the in-process daemon stopped before serving");
+                }
+                if tries > 600 {
+                    bail!("the in-process daemon did not start within a minute");
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use cuzk_engine::budget::Meter;
 use cuzk_engine::kind::{PorepKind, Registry};
-use cuzk_engine::{Engine, EngineConfig};
+use cuzk_engine::{DeviceSlot, Engine, EngineConfig};
 use cuzk_groth16::backend::{Backend, CpuBackend};
 use cuzk_groth16::params::Validation;
 use cuzk_proto::diag::v1::diagnostics_server::DiagnosticsServer;
@@ -32,29 +32,50 @@ fn validation(c: CheckParams) -> Validation {
     }
 }
 
-/// The configured backend and what status reports about its devices.
-fn backend(choice: BackendChoice) -> Result<(Arc<dyn Backend>, Vec<DeviceInfo>)> {
-    match choice {
-        BackendChoice::Cpu => Ok((Arc::new(CpuBackend), Vec::new())),
-        BackendChoice::Gpu => {
-            let gpu = cuzk_gpu::GpuBackend::new(0).context(
-                "engine.backend = \"gpu\": no usable GPU (build with --features cuda, or use \"cpu\")",
-            )?;
-            let dev = gpu.device();
-            let info = DeviceInfo {
-                name: dev.name().to_string(),
-                total_bytes: dev.total_memory() as u64,
-                free: Some(|ordinal| {
-                    cuzk_gpu::Device::open(ordinal)
-                        .ok()?
-                        .free_memory()
-                        .ok()
-                        .map(|b| b as u64)
-                }),
-            };
-            Ok((Arc::new(gpu), vec![info]))
+/// The configured proving devices and what status reports about each GPU.
+fn devices(s: &Settings) -> Result<(Vec<DeviceSlot>, Vec<DeviceInfo>)> {
+    let e = &s.engine;
+    if e.backend == BackendChoice::Cpu {
+        let cpu: Arc<dyn Backend> = Arc::new(CpuBackend);
+        let slots = (0..e.backend_workers)
+            .map(|i| DeviceSlot::new(format!("cpu{i}"), cpu.clone()))
+            .collect();
+        return Ok((slots, Vec::new()));
+    }
+    const NO_GPU: &str =
+        "engine.backend = \"gpu\": no usable GPU (build with --features cuda, or use \"cpu\")";
+    let count = cuzk_gpu::count().context(NO_GPU)?;
+    let ordinals = s.gpus.clone().unwrap_or_else(|| (0..count).collect());
+    if ordinals.is_empty() {
+        bail!("{NO_GPU}");
+    }
+    for o in s.gpu_kinds.keys() {
+        if *o >= count {
+            bail!("engine.gpu_kinds: GPU {o} does not exist ({count} usable)");
         }
     }
+    let mut slots = Vec::new();
+    let mut infos = Vec::new();
+    for o in ordinals {
+        let gpu = cuzk_gpu::GpuBackend::new(o)
+            .with_context(|| format!("engine.gpus: GPU {o} ({count} usable)"))?;
+        let dev = gpu.device();
+        infos.push(DeviceInfo {
+            ordinal: o,
+            name: dev.name().to_string(),
+            total_bytes: dev.total_memory() as u64,
+            free: Some(|ordinal| {
+                cuzk_gpu::Device::open(ordinal)
+                    .ok()?
+                    .free_memory()
+                    .ok()
+                    .map(|b| b as u64)
+            }),
+        });
+        let kinds = s.gpu_kinds.get(&o).cloned().unwrap_or_default();
+        slots.push(DeviceSlot::new(format!("gpu{o}"), Arc::new(gpu)).only(kinds));
+    }
+    Ok((slots, infos))
 }
 
 /// Starts the engine described by `s` (opening its store and re-queuing unfinished jobs).
@@ -62,15 +83,21 @@ pub fn start_engine(s: &Settings) -> Result<(Engine, Vec<DeviceInfo>)> {
     let e = &s.engine;
     std::fs::create_dir_all(&e.params_dir)
         .with_context(|| format!("engine.params_dir: creating {}", e.params_dir.display()))?;
-    let (backend, devices) = backend(e.backend)?;
     let registry = Registry::new().with(PorepKind::new(&e.params_dir, e.pce));
-    let mut cfg = EngineConfig::new(&e.store_dir, registry, backend);
+    for kind in s.gpu_kinds.values().flatten() {
+        if registry.get(kind).is_none() {
+            let known: Vec<_> = registry.names().collect();
+            bail!("engine.gpu_kinds: unknown proof kind {kind:?} (known: {known:?})");
+        }
+    }
+    let (slots, devices) = self::devices(s)?;
+    let mut cfg = EngineConfig::new(&e.store_dir, registry, slots[0].backend.clone());
+    cfg.devices = slots;
     if let Some(b) = s.budget_bytes {
         cfg.budget_bytes = b;
     }
     cfg.meter = Meter::Heap;
     cfg.cpu_workers = e.cpu_workers;
-    cfg.backend_workers = e.backend_workers;
     cfg.lookahead = e.lookahead;
     cfg.max_batch = e.max_batch;
     cfg.validation = validation(e.check_params);

@@ -24,9 +24,10 @@ use tonic::{Code, Request, Response, Status};
 /// that went away or a daemon that is shutting down.
 const AWAIT_SLICE: Duration = Duration::from_millis(500);
 
-/// One GPU (or the CPU backend) as `GetStatus` reports it.
+/// One GPU as `GetStatus` reports it.
 #[derive(Clone, Debug)]
 pub struct DeviceInfo {
+    pub ordinal: usize,
     pub name: String,
     pub total_bytes: u64,
     /// Reads current free device memory, where there is a device.
@@ -63,6 +64,8 @@ fn engine_status(subject: &str, e: EngineError) -> Status {
         EngineError::NeverFits { .. } | EngineError::NoRoom { .. } => {
             Status::resource_exhausted(msg)
         }
+        // This daemon's devices cannot take it (kinds or memory); another daemon may.
+        EngineError::NoDevice { .. } => Status::failed_precondition(msg),
         EngineError::Timeout(_) => Status::deadline_exceeded(msg),
         EngineError::ShuttingDown => Status::unavailable(msg),
         // The daemon's own storage, not the request: nothing was recorded, and the same
@@ -422,10 +425,12 @@ impl ProvingEngine for ProvingService {
             .map(|(i, b)| {
                 let dev = self.devices.get(i);
                 pb::GpuStatus {
-                    ordinal: i as u32,
-                    name: dev.map_or_else(|| b.name.to_string(), |d| d.name.clone()),
+                    ordinal: dev.map_or(i, |d| d.ordinal) as u32,
+                    name: dev.map_or_else(|| b.device.clone(), |d| d.name.clone()),
                     vram_total_bytes: dev.map_or(0, |d| d.total_bytes),
-                    vram_free_bytes: dev.and_then(|d| d.free.and_then(|f| f(i))).unwrap_or(0),
+                    vram_free_bytes: dev
+                        .and_then(|d| d.free.and_then(|f| f(d.ordinal)))
+                        .unwrap_or(0),
                     current_job_id: b.current_job.map(|j| j.to_string()).unwrap_or_default(),
                     current_proof_kind: b
                         .current_job

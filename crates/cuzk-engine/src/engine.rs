@@ -15,10 +15,12 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cuzk_groth16::backend::Backend;
+use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::params::Validation;
 use cuzk_groth16::Proof;
 
 use crate::budget::{Budget, Meter};
+use crate::device::DeviceSlot;
 use crate::error::EngineError;
 use crate::job::{JobId, JobInfo, JobState, Outcome, Priority, Request, Timings, Wait};
 use crate::kind::{CircuitId, Plan, Registry};
@@ -35,18 +37,18 @@ pub struct EngineConfig {
     /// Folder of the durable job store.
     pub store_dir: PathBuf,
     pub registry: Registry,
-    pub backend: Arc<dyn Backend>,
+    /// The proving devices, one backend worker each.
+    pub devices: Vec<DeviceSlot>,
     /// Memory budget for parameters, PCEs and partition working sets.
     pub budget_bytes: u64,
     pub meter: Meter,
     /// Threads producing witnesses (CPU side of the pipeline).
     pub cpu_workers: usize,
-    /// Threads calling the backend (one per device).
-    pub backend_workers: usize,
-    /// Partitions the CPU workers may make ahead of idle backend workers: 1 (the default)
-    /// overlaps synthesis of partition N+1 with proving N, for a backend on its own device;
-    /// 0 synthesises only while a backend is idle, for the CPU backend, which needs every
-    /// core itself. Raise it to give batching something to batch.
+    /// Partitions the CPU workers may make ahead of idle devices, per device: 1 (the default)
+    /// overlaps synthesis of partition N+1 with proving N on every device, for backends on
+    /// their own devices; 0 synthesises only while a device is idle, for the CPU backend,
+    /// which needs every core itself. Raise it when synthesis takes longer than a proof, or
+    /// to give batching something to batch.
     pub lookahead: usize,
     /// Same-circuit partitions per backend call. Keep 1 for backends that prove a batch one
     /// proof at a time (the CPU backend); raise it for backends that share work across a batch.
@@ -65,11 +67,10 @@ impl std::fmt::Debug for EngineConfig {
         f.debug_struct("EngineConfig")
             .field("store_dir", &self.store_dir)
             .field("registry", &self.registry)
-            .field("backend", &self.backend.name())
+            .field("devices", &self.devices)
             .field("budget_bytes", &self.budget_bytes)
             .field("meter", &self.meter)
             .field("cpu_workers", &self.cpu_workers)
-            .field("backend_workers", &self.backend_workers)
             .field("lookahead", &self.lookahead)
             .field("max_batch", &self.max_batch)
             .field("result_ttl", &self.result_ttl)
@@ -79,9 +80,9 @@ impl std::fmt::Debug for EngineConfig {
 }
 
 impl EngineConfig {
-    /// Defaults: budget three quarters of physical memory, one CPU worker, one backend worker,
-    /// one partition made ahead of the backend, no batching, trusted parameter decoding,
-    /// results kept a day, three restarts.
+    /// Defaults: `backend` as the one device, budget three quarters of physical memory, one
+    /// CPU worker, one partition made ahead of the backend, no batching, trusted parameter
+    /// decoding, results kept a day, three restarts.
     pub fn new(
         store_dir: impl Into<PathBuf>,
         registry: Registry,
@@ -90,11 +91,10 @@ impl EngineConfig {
         EngineConfig {
             store_dir: store_dir.into(),
             registry,
-            backend,
+            devices: vec![DeviceSlot::new(backend.name(), backend)],
             budget_bytes: default_budget(),
             meter: Meter::Heap,
             cpu_workers: 1,
-            backend_workers: 1,
             lookahead: 1,
             max_batch: 1,
             validation: Validation::Trusted,
@@ -122,11 +122,21 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// A backend worker's current job, for status.
+/// A device's backend worker, for status.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BackendStatus {
+    /// The backend's name (`cpu`, `cuda`).
     pub name: &'static str,
+    /// The device's label.
+    pub device: String,
     pub current_job: Option<JobId>,
+    /// The circuit whose key the device holds.
+    pub resident: Option<CircuitId>,
+    /// Device memory in use as placed by the engine, its peak and the device's limit (`None`
+    /// for a backend working in host memory).
+    pub memory_used_bytes: u64,
+    pub memory_peak_bytes: u64,
+    pub memory_limit_bytes: Option<u64>,
 }
 
 /// Jobs of one kind.
@@ -231,7 +241,7 @@ pub(crate) struct State {
 /// What every thread shares.
 pub(crate) struct Shared {
     pub(crate) registry: Registry,
-    pub(crate) backend: Arc<dyn Backend>,
+    pub(crate) devices: Vec<DeviceSlot>,
     pub(crate) meter: Meter,
     pub(crate) max_batch: usize,
     validation: Validation,
@@ -260,9 +270,8 @@ pub struct Engine {
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
-            .field("backend", &self.shared.backend.name())
+            .field("devices", &self.shared.devices)
             .field("cpu_workers", &self.cpu.len())
-            .field("backend_workers", &self.backends.len())
             .finish_non_exhaustive()
     }
 }
@@ -270,18 +279,19 @@ impl std::fmt::Debug for Engine {
 impl Engine {
     /// Opens the store, re-queues its unfinished jobs, and starts the workers.
     pub fn start(cfg: EngineConfig) -> Result<Engine, EngineError> {
-        if cfg.cpu_workers == 0 || cfg.backend_workers == 0 || cfg.max_batch == 0 {
+        if cfg.cpu_workers == 0 || cfg.devices.is_empty() || cfg.max_batch == 0 {
             return Err(EngineError::Start(
-                "cpu_workers, backend_workers and max_batch must be at least 1".into(),
+                "cpu_workers, devices and max_batch must be at least 1".into(),
             ));
         }
+        let devices = cfg.devices.len();
         let store = Store::open(&cfg.store_dir)?;
         let loaded = store.recover()?;
         let (tx, rx) = mpsc::channel();
         let started = Instant::now();
         let shared = Arc::new(Shared {
             registry: cfg.registry,
-            backend: cfg.backend,
+            devices: cfg.devices,
             meter: cfg.meter,
             max_batch: cfg.max_batch,
             validation: cfg.validation,
@@ -296,11 +306,11 @@ impl Engine {
                 accepting: true,
                 draining: false,
                 in_flight: 0,
-                backend_jobs: vec![None; cfg.backend_workers],
+                backend_jobs: vec![None; devices],
                 next_expiry_check: 0,
             }),
             cv: Condvar::new(),
-            ready: ReadyQueue::new(cfg.lookahead),
+            ready: ReadyQueue::new(cfg.lookahead, devices),
             counters: Counters::default(),
             release: Mutex::new(Some(tx.clone())),
             started,
@@ -326,10 +336,10 @@ impl Engine {
             )?);
         }
         let mut backends = Vec::new();
-        for i in 0..cfg.backend_workers {
+        for i in 0..devices {
             let (s, tx) = (shared.clone(), tx.clone());
             backends.push(spawn(
-                format!("cuzk-backend-{i}"),
+                format!("cuzk-{}", s.devices[i].label),
                 Box::new(move || pipeline::backend_worker(&s, i, &tx)),
             )?);
         }
@@ -436,13 +446,21 @@ impl Engine {
             }
         }
         let c = Metrics::from_counters(&self.shared.counters);
+        let ledgers = self.shared.ready.ledgers();
         Status {
             backends: st
                 .backend_jobs
                 .iter()
-                .map(|j| BackendStatus {
-                    name: self.shared.backend.name(),
+                .zip(&self.shared.devices)
+                .zip(ledgers)
+                .map(|((j, d), l)| BackendStatus {
+                    name: d.backend.name(),
+                    device: d.label.clone(),
                     current_job: *j,
+                    memory_used_bytes: l.used(),
+                    memory_peak_bytes: l.peak,
+                    memory_limit_bytes: d.backend.device_memory(),
+                    resident: l.resident.map(|r| r.0),
                 })
                 .collect(),
             resident: st.residency.status(),
@@ -485,7 +503,7 @@ impl Engine {
             queues: queues.into_values().collect(),
             resident: st.residency.status(),
             uptime_ms: self.shared.started.elapsed().as_millis() as u64,
-            backend_workers: st.backend_jobs.len() as u64,
+            backend_workers: self.shared.devices.len() as u64,
             budget_used_bytes: st.budget.used(),
             budget_peak_bytes: st.budget.peak(),
             budget_limit_bytes: st.budget.limit(),
@@ -682,6 +700,13 @@ impl Shared {
         self.ensure_mapped(&circuit)?;
         {
             let st = self.lock();
+            if let Some(key) = st.residency.get(&circuit).and_then(|e| e.warm.clone()) {
+                self.placement(&req.kind, &key)
+                    .map_err(|reason| EngineError::NoDevice {
+                        kind: req.kind.clone(),
+                        reason,
+                    })?;
+            }
             let sizes = st.residency.get(&circuit).map(|e| e.sizes);
             let needed = sizes.map_or(0, |s| s.hot() + s.partition());
             if needed > st.budget.limit() {
@@ -725,6 +750,19 @@ impl Shared {
                 Ok(job)
             }
         }
+    }
+
+    /// Whether some device can prove `kind` under `pk`; if none can, why each one cannot.
+    pub(crate) fn placement(&self, kind: &str, pk: &ProvingKey) -> Result<(), String> {
+        if self.devices.iter().any(|d| d.refusal(kind, pk).is_none()) {
+            return Ok(());
+        }
+        let why: Vec<String> = self
+            .devices
+            .iter()
+            .filter_map(|d| d.refusal(kind, pk))
+            .collect();
+        Err(why.join("; "))
     }
 
     /// Puts a job found in the store back: finished ones for fetching, unfinished ones into
@@ -947,6 +985,8 @@ impl Shared {
                     return Some(Work {
                         job,
                         partition,
+                        kind: e.kind.clone(),
+                        priority: e.priority,
                         plan,
                         stop: e.stop.clone(),
                         pvk,

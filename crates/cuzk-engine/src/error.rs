@@ -34,6 +34,8 @@ pub enum EngineError {
         needed: u64,
         free: u64,
     },
+    #[error("no device can prove {kind:?}: {reason}")]
+    NoDevice { kind: String, reason: String },
     #[error("circuit {0} is in use by running partitions")]
     InUse(CircuitId),
     #[error("loading circuit {circuit}: {reason}")]

@@ -3,7 +3,7 @@
 //! ```text
 //! submit ─▶ store (durable) ─▶ scheduler (priority, FIFO, per partition)
 //!        ─▶ admission (budget + residency) ─▶ CPU workers (load, synthesise)
-//!        ─▶ bounded ready queue ─▶ backend workers (batch, prove)
+//!        ─▶ bounded ready queue ─▶ one backend worker per device (place, batch, prove)
 //!        ─▶ finisher (verify, CPU retry, store partition, release buffers) ─▶ await_job
 //! ```
 //!
@@ -13,9 +13,11 @@
 //! keyword); [`Engine::cancel`], [`Engine::status`], [`Engine::metrics`],
 //! [`Engine::preload`], [`Engine::evict`] and [`Engine::shutdown`] complete the `cuzk.v1`
 //! surface. Proof kinds come from a [`kind::Registry`] ([`kind::PorepKind`] for PoRep C2,
-//! [`kind::SyntheticKind`] for tests); the backend is any `cuzk_groth16::backend::Backend`.
+//! [`kind::SyntheticKind`] for tests); each proving device ([`DeviceSlot`]: a GPU, or the CPU)
+//! is any `cuzk_groth16::backend::Backend`.
 
 pub mod budget;
+pub mod device;
 mod engine;
 mod error;
 pub mod job;
@@ -28,6 +30,7 @@ pub mod sim;
 pub mod store;
 pub mod trace;
 
+pub use device::DeviceSlot;
 pub use engine::{
     BackendStatus, Engine, EngineConfig, EvictReport, PreloadReport, QueueStatus, Status,
 };

@@ -2,9 +2,12 @@
 //!
 //! ```text
 //! CPU workers ──(bounded ReadyQueue)──▶ backend workers ──(channel)──▶ finisher
-//! admit, load,                          batch same-circuit           verify (CPU retry once),
-//! synthesise                            partitions, prove            store, drop buffers
+//! admit, load,                          one per device: pick,        verify (CPU retry once),
+//! synthesise                            batch, prove                 store, drop buffers
 //! ```
+//!
+//! Every device's worker takes from the one queue what that device can prove
+//! ([`crate::device::pick`]), so no device idles while work it could do waits.
 //!
 //! While the backend proves partition N, a CPU worker synthesises N+1 (of any job); the queue
 //! bound and the budget keep that look-ahead from costing unbounded memory. Witnesses and
@@ -24,8 +27,9 @@ use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
 use cuzk_groth16::Proof;
 
+use crate::device::{pick, Candidate, DeviceSlot, Ledger};
 use crate::engine::Shared;
-use crate::job::{JobId, JobState, Timings};
+use crate::job::{JobId, JobState, Priority, Timings};
 use crate::kind::{CircuitId, PartitionInput, Plan};
 use crate::metrics::Counters;
 use crate::trace::Stage;
@@ -68,6 +72,9 @@ impl Drop for Lease {
 pub(crate) struct Work {
     pub job: JobId,
     pub partition: usize,
+    /// The job's proof kind and priority, for placement.
+    pub kind: String,
+    pub priority: Priority,
     pub plan: Arc<dyn Plan>,
     /// Set when the job finished (cancelled, failed elsewhere): stop at the next boundary.
     pub stop: Arc<AtomicBool>,
@@ -93,15 +100,17 @@ pub(crate) struct Ready {
     timings: Timings,
 }
 
-/// The hand-off between CPU workers and backend workers. Production is demand-driven: a CPU
-/// worker starts a partition only while fewer are ready or being made than there are idle
-/// backend workers plus `lookahead`. With `lookahead` 1 the CPU makes partition N+1 while a
-/// device proves N; with 0 it starts only when a backend is idle, for a backend that needs
-/// every core itself (the CPU backend), where overlapping would only slow both sides.
+/// The hand-off between CPU workers and backend workers, and the devices' memory ledgers.
+/// Production is demand-driven: a CPU worker starts a partition only while fewer are ready or
+/// being made than there are idle devices plus `lookahead` per device. With `lookahead` 1 the
+/// CPU makes partition N+1 for every device while it proves N; with 0 it starts only when a
+/// device is idle, for a backend that needs every core itself (the CPU backend), where
+/// overlapping would only slow both sides.
 pub(crate) struct ReadyQueue {
     inner: Mutex<Queue>,
     cv: Condvar,
-    lookahead: usize,
+    /// `lookahead` times the device count.
+    ahead: usize,
 }
 
 #[derive(Default)]
@@ -113,8 +122,10 @@ struct Queue {
     idle: usize,
     /// No new claims (shutdown).
     no_claims: bool,
-    /// Backend workers exit once empty.
+    /// Backend workers exit once nothing is left for them.
     closed: bool,
+    /// Per device, what the engine placed on it.
+    ledgers: Vec<Ledger>,
 }
 
 /// A CPU worker's right to make one partition; given back on drop unless pushed.
@@ -128,11 +139,14 @@ impl Drop for Claim<'_> {
 }
 
 impl ReadyQueue {
-    pub fn new(lookahead: usize) -> Self {
+    pub fn new(lookahead: usize, devices: usize) -> Self {
         ReadyQueue {
-            inner: Mutex::new(Queue::default()),
+            inner: Mutex::new(Queue {
+                ledgers: vec![Ledger::default(); devices],
+                ..Queue::default()
+            }),
             cv: Condvar::new(),
-            lookahead,
+            ahead: lookahead * devices,
         }
     }
 
@@ -143,7 +157,7 @@ impl ReadyQueue {
     /// Waits until the backends want another partition; `None` once claims stop.
     fn claim(&self) -> Option<Claim<'_>> {
         let mut q = self.lock();
-        while !q.no_claims && q.items.len() + q.producing >= q.idle + self.lookahead {
+        while !q.no_claims && q.items.len() + q.producing >= q.idle + self.ahead {
             q = self.cv.wait(q).unwrap_or_else(|p| p.into_inner());
         }
         if q.no_claims {
@@ -167,18 +181,36 @@ impl ReadyQueue {
         Ok(())
     }
 
-    /// Waits for an item and takes it with up to `max - 1` more of the same circuit; `None`
-    /// once closed and empty.
-    fn pop_batch(&self, max: usize) -> Option<Vec<Ready>> {
+    /// Waits for an item device `index` can prove ([`pick`]) and takes it with more of the
+    /// same circuit, up to `max` and what fits the device's memory; charges the device's
+    /// ledger. `None` once closed with nothing left for this device.
+    fn pop_batch(&self, index: usize, slot: &DeviceSlot, max: usize) -> Option<Vec<Ready>> {
         let mut q = self.lock();
         q.idle += 1;
         self.cv.notify_all();
-        while q.items.is_empty() && !q.closed {
-            q = self.cv.wait(q).unwrap_or_else(|p| p.into_inner());
-        }
+        let at = loop {
+            let picked = {
+                let cands: Vec<Candidate<'_>> = q
+                    .items
+                    .iter()
+                    .map(|r| Candidate {
+                        circuit: &r.work.lease.circuit,
+                        priority: r.work.priority,
+                        eligible: slot.refusal(&r.work.kind, &r.key).is_none(),
+                    })
+                    .collect();
+                pick(&cands, q.ledgers[index].resident_circuit())
+            };
+            match picked {
+                Some(at) => break Some(at),
+                None if q.closed => break None,
+                None => q = self.cv.wait(q).unwrap_or_else(|p| p.into_inner()),
+            }
+        };
         q.idle -= 1;
-        let first = q.items.pop_front()?;
-        let mut batch = vec![*first];
+        let first = *q.items.remove(at?).expect("picked from the queue");
+        let max = slot.batch_limit(&first.key, max);
+        let mut batch = vec![first];
         let mut i = 0;
         while batch.len() < max && i < q.items.len() {
             if q.items[i].work.lease.circuit == batch[0].work.lease.circuit {
@@ -187,9 +219,21 @@ impl ReadyQueue {
                 i += 1;
             }
         }
+        let footprint = slot.backend.footprint(&batch[0].key);
+        q.ledgers[index].start(&batch[0].work.lease.circuit, footprint, batch.len());
         drop(q);
         self.cv.notify_all();
         Some(batch)
+    }
+
+    /// Device `index`'s call returned: its working memory is free again.
+    fn call_ended(&self, index: usize) {
+        self.lock().ledgers[index].end();
+    }
+
+    /// Every device's ledger, in device order.
+    pub fn ledgers(&self) -> Vec<Ledger> {
+        self.lock().ledgers.clone()
     }
 
     /// Stops handing out claims (CPU workers then exit).
@@ -207,8 +251,8 @@ impl ReadyQueue {
 
 /// Messages to the finisher thread.
 pub(crate) enum Finish {
-    /// A partition and what the backend made of it.
-    Proved(Box<(Ready, Result<Proof, String>)>),
+    /// A partition, the device that proved it, and what its backend made of it.
+    Proved(Box<(Ready, usize, Result<Proof, String>)>),
     /// Anything big to drop off the hot path.
     Release(Box<dyn Send>),
 }
@@ -248,6 +292,11 @@ pub(crate) fn cpu_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Finish>
                 continue;
             }
         };
+        if let Err(reason) = shared.placement(&work.kind, &key) {
+            // Accepted under another configuration (recovered from the store).
+            fail(shared, work, format!("no device can prove it: {reason}"));
+            continue;
+        }
         if work.stopped() {
             continue;
         }
@@ -303,13 +352,15 @@ fn fail(shared: &Shared, work: Work, reason: String) {
 }
 
 pub(crate) fn backend_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Finish>) {
-    while let Some(batch) = shared.ready.pop_batch(shared.max_batch) {
+    let slot = &shared.devices[index];
+    while let Some(batch) = shared.ready.pop_batch(index, slot, shared.max_batch) {
         let (mut live, stopped): (Vec<Ready>, Vec<Ready>) =
             batch.into_iter().partition(|r| !r.work.stopped());
         for r in stopped {
             let _ = tx.send(Finish::Release(Box::new(r)));
         }
         if live.is_empty() {
+            shared.ready.call_ended(index);
             continue;
         }
         shared.lock().backend_jobs[index] = Some(live[0].work.job);
@@ -324,12 +375,12 @@ pub(crate) fn backend_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Fin
             .collect();
         let t = Instant::now();
         let result = guarded("the backend", || {
-            shared
-                .backend
+            slot.backend
                 .prove(&key, &witnesses, &rs)
                 .map_err(|e| e.to_string())
         });
         let busy = t.elapsed();
+        shared.ready.call_ended(index);
         Counters::add(&shared.counters.backend_busy_ns, busy.as_nanos() as u64);
         Counters::add(&shared.counters.backend_calls, 1);
         shared.lock().backend_jobs[index] = None;
@@ -350,7 +401,7 @@ pub(crate) fn backend_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Fin
             r.timings.backend_ms = ms(busy) / n as u64;
             let (job, p) = (r.work.job, r.work.partition);
             shared.trace.record(job, p, Stage::Backend, index, t);
-            let _ = tx.send(Finish::Proved(Box::new((r, proof))));
+            let _ = tx.send(Finish::Proved(Box::new((r, index, proof))));
         }
     }
 }
@@ -358,7 +409,7 @@ pub(crate) fn backend_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Fin
 pub(crate) fn finisher(shared: &Arc<Shared>, rx: &Receiver<Finish>) {
     loop {
         match rx.recv_timeout(Duration::from_secs(1)) {
-            Ok(Finish::Proved(p)) => check(shared, p.0, p.1),
+            Ok(Finish::Proved(p)) => check(shared, p.0, &shared.devices[p.1], p.2),
             Ok(Finish::Release(item)) => drop(item),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => return,
@@ -369,7 +420,7 @@ pub(crate) fn finisher(shared: &Arc<Shared>, rx: &Receiver<Finish>) {
 
 /// Verifies a backend proof; a bad one (or a backend error) is retried once on the CPU
 /// reference backend. Then records the partition, or fails the job with the reason.
-fn check(shared: &Shared, ready: Ready, proof: Result<Proof, String>) {
+fn check(shared: &Shared, ready: Ready, device: &DeviceSlot, proof: Result<Proof, String>) {
     let Ready {
         work,
         input: PartitionInput {
@@ -400,10 +451,11 @@ fn check(shared: &Shared, ready: Ready, proof: Result<Proof, String>) {
             return;
         }
         Ok(_) => format!(
-            "backend {} returned a proof that does not verify",
-            shared.backend.name()
+            "backend {} on {} returned a proof that does not verify",
+            device.backend.name(),
+            device.label
         ),
-        Err(e) => format!("backend {}: {e}", shared.backend.name()),
+        Err(e) => format!("backend {} on {}: {e}", device.backend.name(), device.label),
     };
     Counters::add(&shared.counters.verify_failures, 1);
     Counters::add(&shared.counters.cpu_retries, 1);

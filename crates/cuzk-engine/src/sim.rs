@@ -1,14 +1,15 @@
 //! A simulated backend, for tests and benchmarks: it takes a configured time per partition (as
 //! a GPU would, without using the CPU) and then proves for real on the CPU reference backend,
 //! which is quick for the small synthetic circuits, so every proof still verifies. Faults can
-//! be injected to exercise the engine's verification and retry.
+//! be injected to exercise the engine's verification and retry, and a device memory limit set
+//! to exercise placement.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use cuzk_groth16::assignment::Witness;
-use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
+use cuzk_groth16::backend::{Backend, CpuBackend, Footprint, Randomness};
 use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::{G1Affine, G2Affine, Proof, ProverError};
 use group::prime::PrimeCurveAffine;
@@ -39,6 +40,10 @@ pub struct SimBackend {
     calls: AtomicU64,
     /// Sizes of the batches it was given, in call order.
     batches: Mutex<Vec<usize>>,
+    /// Simulated device memory, with footprints scaled by the factor.
+    memory: Option<(u64, u64)>,
+    /// The largest footprint of any call it was given.
+    largest_call: AtomicU64,
 }
 
 impl SimBackend {
@@ -48,7 +53,21 @@ impl SimBackend {
             fault,
             calls: AtomicU64::new(0),
             batches: Mutex::new(Vec::new()),
+            memory: None,
+            largest_call: AtomicU64::new(0),
         }
+    }
+
+    /// Gives it `bytes` of device memory, with sppark's footprints ([`Footprint::uploaded`])
+    /// times `scale`, so that small circuits weigh like large ones.
+    pub fn with_memory(mut self, bytes: u64, scale: u64) -> Self {
+        self.memory = Some((bytes, scale));
+        self
+    }
+
+    /// The largest device memory any call it was given needed.
+    pub fn largest_call(&self) -> u64 {
+        self.largest_call.load(Ordering::SeqCst)
     }
 
     pub fn calls(&self) -> u64 {
@@ -75,6 +94,10 @@ impl Backend for SimBackend {
         randomness: &[Randomness],
     ) -> Result<Vec<Proof>, ProverError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        if let Some(f) = self.footprint(pk) {
+            let need = f.call(witnesses.len());
+            self.largest_call.fetch_max(need, Ordering::SeqCst);
+        }
         self.batches
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -107,5 +130,18 @@ impl Backend for SimBackend {
             }),
             Fault::Panic | Fault::Random { .. } => panic!("injected panic"),
         }
+    }
+
+    fn device_memory(&self) -> Option<u64> {
+        self.memory.map(|m| m.0)
+    }
+
+    fn footprint(&self, pk: &ProvingKey) -> Option<Footprint> {
+        let (_, scale) = self.memory?;
+        let f = Footprint::uploaded(pk, 0, 0);
+        Some(Footprint {
+            resident: f.resident * scale,
+            per_proof: f.per_proof * scale,
+        })
     }
 }

@@ -1,14 +1,17 @@
-//! GPU figures on the device machine: NTT and MSM sizes, the 2 KiB PoRep C2, and one
-//! 32 GiB-shaped partition over a synthetic SRS. Prints medians; run by tools/gpu-tests.sh.
+//! GPU figures on the device machine: NTT and MSM sizes, the 2 KiB PoRep C2, one 32 GiB-shaped
+//! partition over a synthetic SRS, and the throughput of such partitions on one GPU against
+//! every GPU of the host. Prints medians; run by tools/gpu-tests.sh.
 //!
-//! `CUZK_GPU_BENCH` picks sections (comma-separated: ntt, msm, porep2k, partition32g; default
-//! all) and `CUZK_GPU_BENCH_MAX_LOG` caps the NTT/MSM sizes (default 26).
+//! `CUZK_GPU_BENCH` picks sections (comma-separated: ntt, msm, porep2k, partition32g, multi32g;
+//! default all but multi32g) and `CUZK_GPU_BENCH_MAX_LOG` caps the NTT/MSM sizes (default 26);
+//! `CUZK_GPU_BENCH_PARTITIONS` sets multi32g's partition count (default 4).
 //!
 //! The 32 GiB-shaped SRS is **synthetic**: 2^20 distinct random G1 points and 2^18 distinct G2
 //! points tiled to the real query lengths (FACTS.md), with a random witness (2/5 zeros, 2/5
 //! ones, 1/5 random aux values). MSM cost does not depend on which points are used, but these
 //! proofs prove nothing.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use cuzk_gpu::msm::{DeviceBase, G1, G2};
@@ -154,8 +157,9 @@ fn bench_porep_2kib(backend: &GpuBackend) {
     );
 }
 
-/// One 32 GiB PoRep partition's shape (FACTS.md): 130,278,541 constraints + 328 input rows.
-fn bench_partition_32gib(backend: &GpuBackend) {
+/// One 32 GiB PoRep partition's shape (FACTS.md): 130,278,541 constraints + 328 input rows,
+/// with a synthetic key and a random witness.
+fn partition_32gib() -> (ProvingKey, [Witness; 1], [Randomness; 1]) {
     const INPUTS: usize = 328;
     const AUX: usize = 130_169_893;
     const ROWS: usize = 130_278_541 + INPUTS;
@@ -202,24 +206,98 @@ fn bench_partition_32gib(backend: &GpuBackend) {
         "partition 32GiB (synthetic SRS): inputs built in {:.1?}",
         t.elapsed()
     );
+    (pk, [w], rs)
+}
+
+fn bench_partition_32gib(backend: &GpuBackend) {
+    let (pk, w, rs) = partition_32gib();
     let t = Instant::now();
     backend.preload(&pk).unwrap();
     println!(
         "partition 32GiB (synthetic SRS): key upload {:.2?}",
         t.elapsed()
     );
-    let w = [w];
     let t = median(|| drop(backend.prove(&pk, &w, &rs).unwrap()), 3);
     println!("partition 32GiB (synthetic SRS): GPU prove, witness on host: median {t:.2?}");
     backend.evict();
+}
+
+/// `n` 32 GiB-shaped partitions on GPU 0 alone, then shared out over every GPU (each takes
+/// the next partition when it is free, as the engine's device workers do): the multi-GPU
+/// scaling of the proving work itself.
+fn bench_multi_32gib(n: usize) {
+    let gpus = Device::all().unwrap();
+    let (pk, w, rs) = partition_32gib();
+    let backends: Vec<GpuBackend> = gpus
+        .iter()
+        .map(|d| GpuBackend::new(d.ordinal()).unwrap())
+        .collect();
+    if let Some(f) = backends[0].footprint(&pk) {
+        println!(
+            "multi32g: planned device memory per GPU: resident {:.1} GiB + {:.1} GiB per proof",
+            f.resident as f64 / (1u64 << 30) as f64,
+            f.per_proof as f64 / (1u64 << 30) as f64
+        );
+    }
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for b in &backends {
+            s.spawn(|| b.preload(&pk).unwrap());
+        }
+    });
+    println!(
+        "multi32g: key uploaded to {} GPUs at once in {:.2?}",
+        backends.len(),
+        t.elapsed()
+    );
+    let mut rates = Vec::new();
+    let counts = if backends.len() > 1 {
+        vec![1, backends.len()]
+    } else {
+        vec![1]
+    };
+    for k in counts {
+        let next = AtomicUsize::new(0);
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            for b in &backends[..k] {
+                s.spawn(|| {
+                    while next.fetch_add(1, Ordering::SeqCst) < n {
+                        drop(b.prove(&pk, &w, &rs).unwrap());
+                    }
+                });
+            }
+        });
+        let el = t.elapsed();
+        let rate = n as f64 / el.as_secs_f64() * 60.0;
+        println!(
+            "multi32g: {n} partitions (synthetic SRS) on {k} GPU(s): {el:.2?}, {rate:.2} partitions/min"
+        );
+        rates.push(rate);
+    }
+    if let [one, all] = rates[..] {
+        println!(
+            "multi32g: throughput {:.2}x on {} GPUs",
+            all / one,
+            backends.len()
+        );
+    }
 }
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return; // `cargo bench --no-run` probes; nothing to list
     }
+    // RUST_LOG=cuzk_gpu=debug prints each proof's stage times.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .init();
     let sections =
         std::env::var("CUZK_GPU_BENCH").unwrap_or_else(|_| "ntt,msm,porep2k,partition32g".into());
+    let partitions: usize = std::env::var("CUZK_GPU_BENCH_PARTITIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4);
     let max_log: u32 = std::env::var("CUZK_GPU_BENCH_MAX_LOG")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -245,6 +323,7 @@ fn main() {
             "msm" => bench_msm(&d, max_log),
             "porep2k" => bench_porep_2kib(&backend),
             "partition32g" => bench_partition_32gib(&backend),
+            "multi32g" => bench_multi_32gib(partitions),
             other => eprintln!("unknown section {other}"),
         }
     }

@@ -156,15 +156,21 @@ fn quotient_matches_cpu() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
-fn conforms_on_random_circuits() {
-    let backend = GpuBackend::new(0).unwrap();
+fn conforms_on_random_circuits_on_every_gpu() {
     let mut circuits: Vec<RandomCircuit> = standard_shapes()
         .into_iter()
         .enumerate()
         .map(|(i, s)| RandomCircuit::new(s, i as u64))
         .collect();
     circuits.extend((0..24).map(|i| RandomCircuit::new(Shape::random(100 + i, 300), 1000 + i)));
-    check_backend(&backend, &circuits, 2).unwrap();
+    let gpus = Device::all().unwrap();
+    assert!(!gpus.is_empty());
+    for d in gpus {
+        let backend = GpuBackend::new(d.ordinal()).unwrap();
+        check_backend(&backend, &circuits, 2)
+            .unwrap_or_else(|e| panic!("GPU {}: {e}", d.ordinal()));
+        println!("GPU {} ({}): conforms", d.ordinal(), d.name());
+    }
 }
 
 #[test]

@@ -26,7 +26,7 @@ fn fixture(path: &str) -> PathBuf {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
-fn porep_2kib_proofs_equal_the_cpu_reference() {
+fn porep_2kib_proofs_equal_the_cpu_reference_on_every_gpu() {
     let c1 = C1Input::parse(&std::fs::read(fixture("porep/2KiB/c1.json")).unwrap()).unwrap();
     let shape = SealShape::from_sector_size("2KiB").unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(2048);
@@ -44,12 +44,14 @@ fn porep_2kib_proofs_equal_the_cpu_reference() {
         parts.len(),
         t.elapsed()
     );
-    let gpu = GpuBackend::new(0).unwrap();
-    for round in 0..3 {
-        let t = Instant::now();
-        let got = gpu.prove(&pk, &witnesses, &rs).unwrap();
-        println!("GPU backend round {round}: {:.2?}", t.elapsed());
-        assert_eq!(got, want);
+    for ordinal in 0..cuzk_gpu::count().unwrap() {
+        let gpu = GpuBackend::new(ordinal).unwrap();
+        for round in 0..3 {
+            let t = Instant::now();
+            let got = gpu.prove(&pk, &witnesses, &rs).unwrap();
+            println!("GPU {ordinal} round {round}: {:.2?}", t.elapsed());
+            assert_eq!(got, want, "GPU {ordinal}");
+        }
     }
     let pvk = PreparedVerifyingKey::new(&pk.vk);
     for (proof, part) in want.iter().zip(&parts) {

@@ -41,6 +41,47 @@ pub trait Backend: Send + Sync {
         witnesses: &[Witness],
         randomness: &[Randomness],
     ) -> Result<Vec<Proof>, ProverError>;
+
+    /// Memory of its own (a GPU's) that this backend may use, in bytes; `None` for a backend
+    /// working in host memory, which the engine's budget already covers.
+    fn device_memory(&self) -> Option<u64> {
+        None
+    }
+
+    /// What proving under `pk` occupies in [`Backend::device_memory`]; `None` with it.
+    fn footprint(&self, _pk: &ProvingKey) -> Option<Footprint> {
+        None
+    }
+}
+
+/// A backend's device memory for one proving key, so that work is placed only where it fits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// Kept between proofs under the same key (the uploaded queries).
+    pub resident: u64,
+    /// Working memory of one proof in a call, freed when the call returns.
+    pub per_proof: u64,
+}
+
+impl Footprint {
+    /// Device memory for a call proving `batch` witnesses.
+    pub fn call(&self, batch: usize) -> u64 {
+        self.resident + self.per_proof * batch as u64
+    }
+
+    /// A device holding `pk`'s queries as plain affine points (G1 96 bytes, G2 192) plus
+    /// `per_query` for each non-empty query and, per proof, a, b and c over the domain (the
+    /// largest allocation of a proof) plus `scratch`.
+    pub fn uploaded(pk: &ProvingKey, per_query: u64, scratch: u64) -> Self {
+        let lengths = pk.lengths().map(|n| n as u64);
+        let [h, l, a, b_g1, b_g2] = lengths;
+        let queries = lengths.iter().filter(|&&n| n > 0).count() as u64;
+        let domain = (h + 1).next_power_of_two();
+        Footprint {
+            resident: (h + l + a + b_g1) * 96 + b_g2 * 192 + queries * per_query,
+            per_proof: 3 * domain * 32 + scratch,
+        }
+    }
 }
 
 /// The reference backend: NTTs and MSMs on the CPU with rayon and blst.

@@ -3,6 +3,8 @@
 //! bellperson drops the query points of variables that never appear in A (aux only) or B, so
 //! the prover must select scalars with the same bitmap the setup used to write the points.
 
+use rayon::prelude::*;
+
 /// A fixed-length bitmap with a cached population count.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Density {
@@ -91,9 +93,53 @@ impl Density {
         })
     }
 
-    /// The values at set positions, in order.
-    pub fn select<T: Copy>(&self, values: &[T]) -> Vec<T> {
-        self.iter_ones().map(|i| values[i]).collect()
+    /// The values at set positions, in order. Blocks of words are gathered in parallel, each
+    /// straight into its place in the output: a 32 GiB partition gathers 130 M aux values
+    /// for its A query per proof.
+    pub fn select<T: Copy + Send + Sync>(&self, values: &[T]) -> Vec<T> {
+        let mut out = Vec::new();
+        self.select_into(values, &mut out);
+        out
+    }
+
+    /// [`Density::select`], appending to `out`.
+    pub fn select_into<T: Copy + Send + Sync>(&self, values: &[T], out: &mut Vec<T>) {
+        /// Words per task: 262,144 bits.
+        const BLOCK: usize = 1 << 12;
+        assert!(values.len() >= self.len, "fewer values than density bits");
+        out.reserve(self.ones);
+        let start = out.len();
+        let counts: Vec<usize> = self
+            .words
+            .par_chunks(BLOCK)
+            .map(|c| c.iter().map(|w| w.count_ones() as usize).sum())
+            .collect();
+        let mut rest = &mut out.spare_capacity_mut()[..self.ones];
+        let mut slots = Vec::with_capacity(counts.len());
+        for &n in &counts {
+            let (head, tail) = rest.split_at_mut(n);
+            slots.push(head);
+            rest = tail;
+        }
+        self.words
+            .par_chunks(BLOCK)
+            .zip(slots)
+            .enumerate()
+            .for_each(|(block, (words, dst))| {
+                let mut k = 0;
+                for (j, &word) in words.iter().enumerate() {
+                    let base = (block * BLOCK + j) * 64;
+                    let mut bits = word;
+                    while bits != 0 {
+                        dst[k].write(values[base + bits.trailing_zeros() as usize]);
+                        k += 1;
+                        bits &= bits - 1;
+                    }
+                }
+            });
+        // SAFETY: the blocks' slots partition the `ones` slots after `start` (their sizes are
+        // the blocks' popcounts, which sum to `ones`), and each block wrote every slot of its own.
+        unsafe { out.set_len(start + self.ones) };
     }
 }
 
@@ -112,6 +158,25 @@ mod tests {
             }
             prop_assert_eq!(d.count(), want.len());
             prop_assert_eq!(d.iter_ones().collect::<Vec<_>>(), want.into_iter().collect::<Vec<_>>());
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn select_gathers_the_set_positions_in_order(
+            bits in proptest::collection::vec(any::<bool>(), 0..600_000),
+        ) {
+            let mut d = Density::new(bits.len());
+            for (i, _) in bits.iter().enumerate().filter(|(_, b)| **b) {
+                d.set(i);
+            }
+            let values: Vec<u32> = (0..bits.len() as u32).collect();
+            let want: Vec<u32> = d.iter_ones().map(|i| values[i]).collect();
+            prop_assert_eq!(d.select(&values), want.clone());
+            let mut appended = vec![7, 8];
+            d.select_into(&values, &mut appended);
+            prop_assert_eq!(&appended[..2], &[7, 8]);
+            prop_assert_eq!(&appended[2..], &want[..]);
         }
     }
 

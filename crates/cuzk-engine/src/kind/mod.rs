@@ -123,6 +123,11 @@ impl Registry {
         self.kinds.get(name)
     }
 
+    /// The registered kinds' names.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.kinds.keys().copied()
+    }
+
     /// The spec of circuit `id`, from whichever kind knows it.
     pub fn circuit(&self, id: &CircuitId) -> Option<CircuitSpec> {
         self.kinds.values().find_map(|k| k.circuit(id))

@@ -1,0 +1,212 @@
+//! Proving devices: one backend worker per device, what each device may take (proof kinds,
+//! memory), and each device's own memory account.
+//!
+//! A host may carry several GPUs. Every device gets a [`DeviceSlot`]; the backend workers share
+//! one ready queue, and an idle device takes the most urgent partition it can prove, preferring
+//! one whose proving key it already holds (a 32 GiB key is 47 GB to upload). Device memory is
+//! accounted per device in a [`Ledger`], apart from the host budget.
+
+use std::sync::Arc;
+
+use cuzk_groth16::backend::{Backend, Footprint};
+use cuzk_groth16::params::ProvingKey;
+
+use crate::job::Priority;
+use crate::kind::CircuitId;
+
+/// One proving device and what it may prove.
+#[derive(Clone)]
+pub struct DeviceSlot {
+    /// Its name in status, metrics and traces, e.g. `gpu1`.
+    pub label: String,
+    pub backend: Arc<dyn Backend>,
+    /// Proof kinds this device takes; empty for every kind.
+    pub kinds: Vec<String>,
+}
+
+impl std::fmt::Debug for DeviceSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceSlot")
+            .field("label", &self.label)
+            .field("backend", &self.backend.name())
+            .field("kinds", &self.kinds)
+            .finish()
+    }
+}
+
+impl DeviceSlot {
+    /// A device taking every proof kind.
+    pub fn new(label: impl Into<String>, backend: Arc<dyn Backend>) -> Self {
+        DeviceSlot {
+            label: label.into(),
+            backend,
+            kinds: Vec::new(),
+        }
+    }
+
+    /// Restricts the device to `kinds` (an empty list keeps every kind).
+    pub fn only(mut self, kinds: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.kinds = kinds.into_iter().map(Into::into).collect();
+        self
+    }
+
+    pub fn accepts(&self, kind: &str) -> bool {
+        self.kinds.is_empty() || self.kinds.iter().any(|k| k == kind)
+    }
+
+    /// Why this device can never prove `kind` under `pk`, or `None` if it can.
+    pub(crate) fn refusal(&self, kind: &str, pk: &ProvingKey) -> Option<String> {
+        if !self.accepts(kind) {
+            return Some(format!("{} takes only {:?}", self.label, self.kinds));
+        }
+        match (self.backend.device_memory(), self.backend.footprint(pk)) {
+            (Some(limit), Some(f)) if f.call(1) > limit => Some(format!(
+                "{} has {limit} bytes of device memory and one proof needs {}",
+                self.label,
+                f.call(1)
+            )),
+            _ => None,
+        }
+    }
+
+    /// How many of `want` proofs under `pk` one call may take (at least 1; eligibility is
+    /// [`DeviceSlot::refusal`]'s business).
+    pub(crate) fn batch_limit(&self, pk: &ProvingKey, want: usize) -> usize {
+        match (self.backend.device_memory(), self.backend.footprint(pk)) {
+            (Some(limit), Some(f)) if f.per_proof > 0 => {
+                let fit = limit.saturating_sub(f.resident) / f.per_proof;
+                (fit as usize).clamp(1, want.max(1))
+            }
+            _ => want.max(1),
+        }
+    }
+}
+
+/// One device's memory as the engine placed work on it. The backend keeps one key resident
+/// and replaces it when a call under another key arrives, so the account does the same.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ledger {
+    pub resident: Option<(CircuitId, u64)>,
+    /// Working memory of the call in progress.
+    pub working: u64,
+    /// The most ever in use.
+    pub peak: u64,
+}
+
+impl Ledger {
+    pub fn used(&self) -> u64 {
+        self.resident.as_ref().map_or(0, |r| r.1) + self.working
+    }
+
+    pub fn resident_circuit(&self) -> Option<&CircuitId> {
+        self.resident.as_ref().map(|r| &r.0)
+    }
+
+    /// A call of `batch` proofs of `circuit` starts.
+    pub fn start(&mut self, circuit: &CircuitId, f: Option<Footprint>, batch: usize) {
+        let f = f.unwrap_or_default();
+        self.resident = Some((circuit.clone(), f.resident));
+        self.working = f.per_proof * batch as u64;
+        self.peak = self.peak.max(self.used());
+    }
+
+    pub fn end(&mut self) {
+        self.working = 0;
+    }
+}
+
+/// What a device sees of one queued partition.
+#[derive(Clone, Copy, Debug)]
+pub struct Candidate<'a> {
+    pub circuit: &'a CircuitId,
+    pub priority: Priority,
+    /// The device can prove it (kind accepted, fits its memory).
+    pub eligible: bool,
+}
+
+/// The queued partition a device takes: the first eligible one of the most urgent priority
+/// present, but the first of that priority whose key the device already holds if there is one.
+/// `None` exactly when nothing is eligible, so no device idles while work it can do waits.
+pub fn pick(queue: &[Candidate<'_>], resident: Option<&CircuitId>) -> Option<usize> {
+    let urgent = queue
+        .iter()
+        .filter(|c| c.eligible)
+        .map(|c| c.priority)
+        .max()?;
+    let mut of_urgent = queue
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.eligible && c.priority == urgent);
+    let first = of_urgent.clone().next().map(|(i, _)| i);
+    of_urgent
+        .find(|(_, c)| Some(c.circuit) == resident)
+        .map(|(i, _)| i)
+        .or(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn circuit(i: u8) -> CircuitId {
+        CircuitId(format!("c{i}"))
+    }
+
+    proptest! {
+        #[test]
+        fn pick_takes_eligible_urgent_work_and_prefers_the_resident_key(
+            queue in prop::collection::vec((0u8..3, 0usize..4, any::<bool>()), 0..12),
+            resident in prop::option::of(0u8..3),
+        ) {
+            let circuits: Vec<CircuitId> = (0..3).map(circuit).collect();
+            let cands: Vec<Candidate<'_>> = queue
+                .iter()
+                .map(|&(c, p, eligible)| Candidate {
+                    circuit: &circuits[c as usize],
+                    priority: Priority::ALL[p],
+                    eligible,
+                })
+                .collect();
+            let resident = resident.map(|r| &circuits[r as usize]);
+            let got = pick(&cands, resident);
+            prop_assert_eq!(got.is_some(), cands.iter().any(|c| c.eligible));
+            if let Some(i) = got {
+                let c = cands[i];
+                prop_assert!(c.eligible);
+                let urgent = cands.iter().filter(|c| c.eligible).map(|c| c.priority).max();
+                prop_assert_eq!(Some(c.priority), urgent);
+                let same = |d: &Candidate<'_>| d.eligible && d.priority == c.priority;
+                let resident_exists = cands.iter().any(|d| same(d) && Some(d.circuit) == resident);
+                if resident_exists {
+                    prop_assert_eq!(Some(c.circuit), resident);
+                    prop_assert!(!cands[..i].iter().any(|d| same(d) && Some(d.circuit) == resident));
+                } else {
+                    prop_assert!(!cands[..i].iter().any(same));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_ledger_replaces_the_resident_key_and_keeps_its_peak() {
+        let mut l = Ledger::default();
+        let f = Footprint {
+            resident: 100,
+            per_proof: 10,
+        };
+        l.start(&circuit(0), Some(f), 2);
+        assert_eq!(l.used(), 120);
+        l.end();
+        l.start(
+            &circuit(1),
+            Some(Footprint {
+                resident: 50,
+                per_proof: 5,
+            }),
+            1,
+        );
+        assert_eq!((l.used(), l.peak), (55, 120));
+        assert_eq!(l.resident_circuit(), Some(&circuit(1)));
+    }
+}
