@@ -1,8 +1,9 @@
 //! Engine benchmarks (plain binary; figures go to docs/PERFORMANCE.md).
 //!
-//! `cargo bench -p cuzk-engine --bench engine -- sim`: backend busy share with a simulated
-//! backend (20 ms per partition) fed by CPU workers synthesising small circuits, i.e. whether
-//! the pipeline keeps a device busy when CPU production keeps up. A few seconds.
+//! `cargo bench -p cuzk-engine --bench engine -- sim`: backend busy share with simulated
+//! devices (a fixed delay per partition) fed by CPU workers synthesising small circuits, i.e.
+//! whether the pipeline keeps one device, or 2 or 4 of them, busy when CPU production keeps up.
+//! A few seconds.
 //!
 //! `cargo bench -p cuzk-engine --bench engine -- porep`: eight 2 KiB PoRep C2 jobs on the CPU
 //! backend, (a) one by one on a fresh engine each (like one process per proof), (b) one by one
@@ -17,7 +18,9 @@ use std::time::{Duration, Instant};
 
 use cuzk_engine::kind::{CircuitId, PorepKind, Registry, SyntheticKind, SyntheticPayload};
 use cuzk_engine::sim::{Fault, SimBackend};
-use cuzk_engine::{Engine, EngineConfig, JobId, Outcome, Priority, Request, Timings, Wait};
+use cuzk_engine::{
+    DeviceSlot, Engine, EngineConfig, JobId, Outcome, Priority, Request, Timings, Wait,
+};
 use cuzk_groth16::backend::{Backend, CpuBackend};
 use cuzk_groth16::conformance::Shape;
 
@@ -64,20 +67,30 @@ fn sim() {
             },
         ),
     ];
-    for (delay_ms, cpu_workers) in [(20u64, 1usize), (20, 2), (2, 1)] {
+    for (delay_ms, cpu_workers, devices) in [
+        (20u64, 1usize, 1usize),
+        (20, 2, 1),
+        (2, 1, 1),
+        (50, 2, 1),
+        (50, 2, 2),
+        (50, 2, 4),
+    ] {
         let mut busy = Vec::new();
+        let mut walls = Vec::new();
         for rep in 0..3 {
             let dir = tempfile::tempdir().expect("tempdir");
             let kind = SyntheticKind::new(&dir.path().join("params"), &shapes, true).expect("kind");
-            let backend = Arc::new(SimBackend::new(
-                Duration::from_millis(delay_ms),
-                Fault::None,
-            ));
-            let mut cfg = EngineConfig::new(
-                dir.path().join("store"),
-                Registry::new().with(kind),
-                backend,
-            );
+            let sim = || -> Arc<dyn Backend> {
+                Arc::new(SimBackend::new(
+                    Duration::from_millis(delay_ms),
+                    Fault::None,
+                ))
+            };
+            let mut cfg =
+                EngineConfig::new(dir.path().join("store"), Registry::new().with(kind), sim());
+            cfg.devices = (0..devices)
+                .map(|i| DeviceSlot::new(format!("sim{i}"), sim()))
+                .collect();
             cfg.cpu_workers = cpu_workers;
             cfg.lookahead = 2;
             let engine = Engine::start(cfg).expect("start");
@@ -99,9 +112,10 @@ fn sim() {
                 .collect();
             let (wall, _) = run_all(&engine, requests);
             let m = engine.metrics();
-            busy.push(m.backend_busy_ns as f64 / wall.as_nanos() as f64);
+            busy.push(m.backend_busy_ns as f64 / (wall.as_nanos() as f64 * devices as f64));
+            walls.push(wall.as_secs_f64() * 1e3);
             println!(
-                "sim delay_ms={delay_ms} cpu_workers={cpu_workers} rep={rep} partitions={} wall_ms={} backend_busy_ms={} busy={:.4}",
+                "sim delay_ms={delay_ms} cpu_workers={cpu_workers} devices={devices} rep={rep} partitions={} wall_ms={} backend_busy_ms={} busy={:.4}",
                 m.partitions_proved,
                 wall.as_millis(),
                 m.backend_busy_ns / 1_000_000,
@@ -109,8 +123,9 @@ fn sim() {
             );
         }
         println!(
-            "sim delay_ms={delay_ms} cpu_workers={cpu_workers} median_busy={:.4}",
-            median(busy)
+            "sim delay_ms={delay_ms} cpu_workers={cpu_workers} devices={devices} median_busy={:.4} median_wall_ms={:.0}",
+            median(busy),
+            median(walls)
         );
     }
 }

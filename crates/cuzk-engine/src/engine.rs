@@ -15,8 +15,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cuzk_groth16::backend::Backend;
-use cuzk_groth16::params::ProvingKey;
-use cuzk_groth16::params::Validation;
+use cuzk_groth16::params::{ProvingKey, Validation};
 use cuzk_groth16::Proof;
 
 use crate::budget::{Budget, Meter};
@@ -339,7 +338,7 @@ impl Engine {
         for i in 0..devices {
             let (s, tx) = (shared.clone(), tx.clone());
             backends.push(spawn(
-                format!("cuzk-{}", s.devices[i].label),
+                format!("cuzk-dev-{}", s.devices[i].label),
                 Box::new(move || pipeline::backend_worker(&s, i, &tx)),
             )?);
         }
@@ -435,6 +434,8 @@ impl Engine {
     }
 
     pub fn status(&self) -> Status {
+        // Taken before the state lock: the ready queue's lock is never held inside it.
+        let ledgers = self.shared.ready.ledgers();
         let st = self.shared.lock();
         let mut queues: BTreeMap<String, QueueStatus> = BTreeMap::new();
         for e in st.jobs.values() {
@@ -446,7 +447,6 @@ impl Engine {
             }
         }
         let c = Metrics::from_counters(&self.shared.counters);
-        let ledgers = self.shared.ready.ledgers();
         Status {
             backends: st
                 .backend_jobs
