@@ -7,6 +7,9 @@
 //! shifted, onto unsorted [`TermBuffer`]s, which become linear combinations once, in variable
 //! order, when the constraint is emitted. Field addition being exact, the merged coefficients
 //! (zero ones included) are the ones upstream computes.
+//!
+//! Under a witness generator (`is_witness_generator`, e.g. the PCE's witness-only system) the
+//! equalities are not even collected: the terms would only be thrown away.
 
 use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use ff::PrimeField;
@@ -98,6 +101,9 @@ impl<Scalar: PrimeField, CS: ConstraintSystem<Scalar>> MultiEq<Scalar, CS> {
                 "multieq: a {num_bits}-bit equality does not fit in {capacity} bits"
             )));
         }
+        if self.cs.is_witness_generator() {
+            return Ok(());
+        }
         if self.bits_used + num_bits >= capacity {
             self.flush();
         }
@@ -183,5 +189,37 @@ impl<Scalar: PrimeField, CS: ConstraintSystem<Scalar>> ConstraintSystem<Scalar>
 
     fn get_root(&mut self) -> &mut Self::Root {
         self
+    }
+
+    fn is_witness_generator(&self) -> bool {
+        self.cs.is_witness_generator()
+    }
+
+    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
+        self.cs.extend_inputs(new_inputs)
+    }
+
+    fn extend_aux(&mut self, new_aux: &[Scalar]) {
+        self.cs.extend_aux(new_aux)
+    }
+
+    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
+        self.cs.allocate_empty(aux_n, inputs_n)
+    }
+
+    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
+        self.cs.allocate_empty_inputs(n)
+    }
+
+    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
+        self.cs.allocate_empty_aux(n)
+    }
+
+    fn inputs_slice(&self) -> &[Scalar] {
+        self.cs.inputs_slice()
+    }
+
+    fn aux_slice(&self) -> &[Scalar] {
+        self.cs.aux_slice()
     }
 }

@@ -73,6 +73,11 @@ impl<Scalar: PrimeField> RecordingCs<Scalar> {
         &self.rows
     }
 
+    /// The aux assignment (`None` where not evaluated).
+    pub fn aux(&self) -> &[Option<Scalar>] {
+        &self.aux
+    }
+
     fn eval(&self, lc: &LinearCombination<Scalar>) -> Option<Scalar> {
         lc.iter().try_fold(Scalar::ZERO, |acc, (v, c)| {
             let value = match v.get_unchecked() {

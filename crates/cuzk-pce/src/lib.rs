@@ -78,7 +78,7 @@ impl Pce {
 
     /// Runs `circuit`'s witness closures only and evaluates the matrices on the result.
     pub fn witness<C: Circuit<Fr>>(&self, circuit: C) -> Result<Witness, PceError> {
-        let (input, aux) = WitnessCs::assign(circuit)?;
+        let (input, aux) = WitnessCs::assign_sized(circuit, self.num_inputs, self.num_aux)?;
         self.evaluate(input, aux)
     }
 

@@ -17,10 +17,21 @@ pub struct WitnessCs {
 impl WitnessCs {
     /// Runs `circuit`'s witness closures; returns `(input, aux)` with ONE as `input[0]`.
     pub fn assign<C: Circuit<Fr>>(circuit: C) -> Result<(Vec<Fr>, Vec<Fr>), SynthesisError> {
+        Self::assign_sized(circuit, 1, 0)
+    }
+
+    /// [`WitnessCs::assign`] into vectors made for `inputs` and `aux` values up front, so that
+    /// a circuit of known shape never regrows them (each regrowth copies and faults in pages).
+    pub fn assign_sized<C: Circuit<Fr>>(
+        circuit: C,
+        inputs: usize,
+        aux: usize,
+    ) -> Result<(Vec<Fr>, Vec<Fr>), SynthesisError> {
         let mut cs = WitnessCs {
-            input: vec![Fr::ONE],
-            aux: vec![],
+            input: Vec::with_capacity(inputs.max(1)),
+            aux: Vec::with_capacity(aux),
         };
+        cs.input.push(Fr::ONE);
         circuit.synthesize(&mut cs)?;
         Ok((cs.input, cs.aux))
     }
@@ -70,5 +81,45 @@ impl ConstraintSystem<Fr> for WitnessCs {
 
     fn get_root(&mut self) -> &mut Self::Root {
         self
+    }
+
+    /// Gadgets may then skip building linear combinations that `enforce` would discard.
+    fn is_witness_generator(&self) -> bool {
+        true
+    }
+
+    fn extend_inputs(&mut self, new_inputs: &[Fr]) {
+        self.input.extend_from_slice(new_inputs);
+    }
+
+    fn extend_aux(&mut self, new_aux: &[Fr]) {
+        self.aux.extend_from_slice(new_aux);
+    }
+
+    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Fr], &mut [Fr]) {
+        let (a, i) = (self.aux.len(), self.input.len());
+        self.aux.resize(a + aux_n, Fr::ZERO);
+        self.input.resize(i + inputs_n, Fr::ZERO);
+        (&mut self.aux[a..], &mut self.input[i..])
+    }
+
+    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Fr] {
+        let i = self.input.len();
+        self.input.resize(i + n, Fr::ZERO);
+        &mut self.input[i..]
+    }
+
+    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Fr] {
+        let a = self.aux.len();
+        self.aux.resize(a + n, Fr::ZERO);
+        &mut self.aux[a..]
+    }
+
+    fn inputs_slice(&self) -> &[Fr] {
+        &self.input
+    }
+
+    fn aux_slice(&self) -> &[Fr] {
+        &self.aux
     }
 }

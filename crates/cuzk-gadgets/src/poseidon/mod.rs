@@ -114,12 +114,19 @@ impl<F: PrimeField> Elt<F> {
 }
 
 /// `sum_i coeffs[i] * elts[i]` as one combination. Unknown values are left out of the sum, as
-/// upstream's `Num` addition does.
-fn scalar_product<F: PrimeField>(elts: &[Elt<F>], coeffs: impl Iterator<Item = F>) -> Elt<F> {
+/// upstream's `Num` addition does. Without `lcs` (a witness generator, which discards
+/// constraints) only the value is computed.
+fn scalar_product<F: PrimeField>(
+    elts: &[Elt<F>],
+    coeffs: impl Iterator<Item = F>,
+    lcs: bool,
+) -> Elt<F> {
     let mut lc = LinearCombination::zero();
     let mut value = F::ZERO;
     for (e, c) in elts.iter().zip(coeffs) {
-        lc = e.add_to_lc(c, lc);
+        if lcs {
+            lc = e.add_to_lc(c, lc);
+        }
         if let Some(v) = e.value() {
             value += v * c;
         }
@@ -127,16 +134,20 @@ fn scalar_product<F: PrimeField>(elts: &[Elt<F>], coeffs: impl Iterator<Item = F
     Elt::Num(Num::from_parts(Some(value), lc))
 }
 
-fn dense_product<F: PrimeField>(state: &[Elt<F>], m: &Matrix<F>) -> Vec<Elt<F>> {
+fn dense_product<F: PrimeField>(state: &[Elt<F>], m: &Matrix<F>, lcs: bool) -> Vec<Elt<F>> {
     (0..state.len())
-        .map(|j| scalar_product(state, m.iter().map(|row| row[j])))
+        .map(|j| scalar_product(state, m.iter().map(|row| row[j]), lcs))
         .collect()
 }
 
 /// The sparse layer: element 0 becomes `w_hat . state`, element `j` gains
 /// `v_rest[j - 1] * state[0]`.
-fn sparse_product<F: PrimeField>(state: Vec<Elt<F>>, m: &SparseMatrix<F>) -> Vec<Elt<F>> {
-    let first = scalar_product(&state, m.w_hat.iter().copied());
+fn sparse_product<F: PrimeField>(
+    state: Vec<Elt<F>>,
+    m: &SparseMatrix<F>,
+    lcs: bool,
+) -> Vec<Elt<F>> {
+    let first = scalar_product(&state, m.w_hat.iter().copied(), lcs);
     let mut state = state.into_iter();
     let Some(e0) = state.next() else {
         return vec![first];
@@ -149,7 +160,11 @@ fn sparse_product<F: PrimeField>(state: Vec<Elt<F>>, m: &SparseMatrix<F>) -> Vec
             (Some(a), Some(b)) => Some(a + b),
             (known, None) | (None, known) => known,
         };
-        let lc = e0.add_to_lc(*v, e.into_lc());
+        let lc = if lcs {
+            e0.add_to_lc(*v, e.into_lc())
+        } else {
+            LinearCombination::zero()
+        };
         out.push(Elt::Num(Num::from_parts(value, lc)));
     }
     out
@@ -256,6 +271,8 @@ where
         keys
     };
 
+    // A witness generator discards constraints: skip building their linear combinations.
+    let lcs = !cs.is_witness_generator();
     let mut state = Vec::with_capacity(width);
     state.push(Elt::constant::<CS>(constants.domain_tag));
     state.extend(preimage.iter().copied().map(Elt::Allocated));
@@ -307,11 +324,11 @@ where
         }
 
         state = if round + 1 == half {
-            dense_product(&state, &constants.pre_sparse)
+            dense_product(&state, &constants.pre_sparse, lcs)
         } else if round >= half && round < half + partial {
-            sparse_product(state, &constants.sparse[round - half])
+            sparse_product(state, &constants.sparse[round - half], lcs)
         } else {
-            dense_product(&state, &constants.mds)
+            dense_product(&state, &constants.mds, lcs)
         };
     }
 
