@@ -47,6 +47,13 @@ pub struct C1Input {
     pub sector_number: Option<u64>,
 }
 
+/// Which form an input is in: skims the document for a top-level `Phase1Out`.
+#[derive(Deserialize)]
+struct Form {
+    #[serde(rename = "Phase1Out", default)]
+    phase1_out: Option<serde::de::IgnoredAny>,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Envelope {
@@ -59,14 +66,21 @@ struct Envelope {
 }
 
 impl C1Input {
-    /// Parses either form; the envelope is recognised by its `Phase1Out` field.
+    /// Parses either form; the envelope is recognised by its `Phase1Out` field. The bytes are
+    /// deserialised straight into the types (a 32 GiB C1 output is 50-67 MB of JSON; no
+    /// document tree is built), after one skimming pass that finds the form.
     pub fn parse(bytes: &[u8]) -> Result<Self, C1Error> {
-        let value: serde_json::Value = serde_json::from_slice(bytes).map_err(C1Error::NotJson)?;
-        if value.get("Phase1Out").is_none() {
-            let c1: C1Input = serde_json::from_value(value).map_err(C1Error::Phase1Output)?;
+        let enveloped = match serde_json::from_slice::<Form>(bytes) {
+            Ok(form) => form.phase1_out.is_some(),
+            Err(e) if e.is_syntax() || e.is_eof() || e.is_io() => return Err(C1Error::NotJson(e)),
+            // Valid JSON but not an object: let the C1 parser name what is wrong.
+            Err(_) => false,
+        };
+        if !enveloped {
+            let c1: C1Input = serde_json::from_slice(bytes).map_err(C1Error::Phase1Output)?;
             return c1.checked();
         }
-        let env: Envelope = serde_json::from_value(value).map_err(|e| C1Error::Envelope {
+        let env: Envelope = serde_json::from_slice(bytes).map_err(|e| C1Error::Envelope {
             field: "(envelope)",
             reason: e.to_string(),
         })?;
