@@ -54,17 +54,23 @@ impl DeviceSlot {
         self.kinds.is_empty() || self.kinds.iter().any(|k| k == kind)
     }
 
-    /// Why this device can never prove `kind` under `pk`, or `None` if it can.
-    pub(crate) fn refusal(&self, kind: &str, pk: &ProvingKey) -> Option<String> {
+    /// The device's memory limit and `pk`'s footprint on it, for a backend with memory of its
+    /// own.
+    fn memory(&self, pk: &ProvingKey) -> Option<(u64, Footprint)> {
+        Some((self.backend.device_memory()?, self.backend.footprint(pk)?))
+    }
+
+    /// Why this device can never prove `kind` under `pk`, or `None` if it can. Checked for
+    /// every queued partition whenever a device looks for work, so it allocates nothing.
+    pub(crate) fn refusal(&self, kind: &str, pk: &ProvingKey) -> Option<Refusal> {
         if !self.accepts(kind) {
-            return Some(format!("{} takes only {:?}", self.label, self.kinds));
+            return Some(Refusal::Kind);
         }
-        match (self.backend.device_memory(), self.backend.footprint(pk)) {
-            (Some(limit), Some(f)) if f.call(1) > limit => Some(format!(
-                "{} has {limit} bytes of device memory and one proof needs {}",
-                self.label,
-                f.call(1)
-            )),
+        match self.memory(pk) {
+            Some((limit, f)) if f.call(1) > limit => Some(Refusal::Memory {
+                limit,
+                needed: f.call(1),
+            }),
             _ => None,
         }
     }
@@ -72,14 +78,34 @@ impl DeviceSlot {
     /// How many of `want` proofs under `pk` one call may take (at least 1; eligibility is
     /// [`DeviceSlot::refusal`]'s business).
     pub(crate) fn batch_limit(&self, pk: &ProvingKey, want: usize) -> usize {
-        match (self.backend.device_memory(), self.backend.footprint(pk)) {
-            (Some(limit), Some(f)) if f.per_proof > 0 => {
+        match self.memory(pk) {
+            Some((limit, f)) if f.per_proof > 0 => {
                 let fit = limit.saturating_sub(f.resident) / f.per_proof;
                 (fit as usize).clamp(1, want.max(1))
             }
             _ => want.max(1),
         }
     }
+
+    /// `refusal` in words, naming the device.
+    pub(crate) fn explain(&self, refusal: Refusal) -> String {
+        match refusal {
+            Refusal::Kind => format!("{} takes only {:?}", self.label, self.kinds),
+            Refusal::Memory { limit, needed } => format!(
+                "{} has {limit} bytes of device memory and one proof needs {needed}",
+                self.label
+            ),
+        }
+    }
+}
+
+/// Why a device cannot take some work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// The device is dedicated to other proof kinds.
+    Kind,
+    /// Key plus one proof's working memory exceed the device.
+    Memory { limit: u64, needed: u64 },
 }
 
 /// One device's memory as the engine placed work on it. The backend keeps one key resident

@@ -754,14 +754,13 @@ impl Shared {
 
     /// Whether some device can prove `kind` under `pk`; if none can, why each one cannot.
     pub(crate) fn placement(&self, kind: &str, pk: &ProvingKey) -> Result<(), String> {
-        if self.devices.iter().any(|d| d.refusal(kind, pk).is_none()) {
-            return Ok(());
+        let mut why = Vec::new();
+        for d in &self.devices {
+            match d.refusal(kind, pk) {
+                None => return Ok(()),
+                Some(r) => why.push(d.explain(r)),
+            }
         }
-        let why: Vec<String> = self
-            .devices
-            .iter()
-            .filter_map(|d| d.refusal(kind, pk))
-            .collect();
         Err(why.join("; "))
     }
 

@@ -42,6 +42,14 @@ struct Dev {
     accepts: bool,
 }
 
+impl Dev {
+    /// Holds MEDIUM, takes every kind.
+    const ANY: Dev = Dev {
+        big: true,
+        accepts: true,
+    };
+}
+
 struct Devices {
     sims: Vec<Arc<SimBackend>>,
     limits: Vec<u64>,
@@ -98,7 +106,7 @@ proptest! {
         batch in 1usize..5,
         lookahead in 0usize..5,
     ) {
-        devs[0] = Dev { big: true, accepts: true }; // someone can prove everything
+        devs[0] = Dev::ANY; // someone can prove everything
         let dir = tempfile::tempdir().unwrap();
         let mut d = devices(dir.path(), &devs, 5);
         d.config.cpu_workers = 2;
@@ -153,10 +161,7 @@ proptest! {
 #[test]
 fn idle_devices_take_queued_work() {
     let dir = tempfile::tempdir().unwrap();
-    let devs = [Dev {
-        big: true,
-        accepts: true,
-    }; 2];
+    let devs = [Dev::ANY; 2];
     // Each call takes 400 ms; the second partition is ready within milliseconds of the first,
     // while the first device is still busy, so the second device must take it.
     let mut d = devices(dir.path(), &devs, 400);
@@ -175,7 +180,7 @@ fn work_no_device_can_take_is_refused_at_submission() {
     let dir = tempfile::tempdir().unwrap();
     let small_only = [Dev {
         big: false,
-        accepts: true,
+        ..Dev::ANY
     }];
     let engine = Engine::start(devices(dir.path(), &small_only, 0).config).unwrap();
     submit(&engine, "fits", Priority::Normal, SMALL, 1);
@@ -192,8 +197,8 @@ fn work_no_device_can_take_is_refused_at_submission() {
 
     let dir = tempfile::tempdir().unwrap();
     let other_kind = [Dev {
-        big: true,
         accepts: false,
+        ..Dev::ANY
     }];
     let engine = Engine::start(devices(dir.path(), &other_kind, 0).config).unwrap();
     match engine.submit(request("no-kind", Priority::Normal, SMALL, 1)) {
