@@ -1,6 +1,7 @@
-//! One PoRep partition's witness, full synthesis against the PCE path (witness-only synthesis
-//! plus the sparse mat-vec), side by side, for the bundled 2 KiB and 8 MiB sectors; the PCE
-//! path's two halves are timed apart as well. Figures go to docs/PERFORMANCE.md ("PCE").
+//! One PoRep partition's witness, full synthesis against the PCE paths (witness-only synthesis or
+//! the native witness generator, then the sparse mat-vec), side by side, for the bundled 2 KiB
+//! and 8 MiB sectors; the PCE path's two halves are timed apart as well. Figures go to
+//! docs/PERFORMANCE.md ("PCE").
 
 use std::path::PathBuf;
 
@@ -34,6 +35,12 @@ fn bench(c: &mut Criterion) {
             b.iter(|| Witness::synthesize(circuit.clone()).unwrap())
         });
         g.bench_function("pce", |b| b.iter(|| pce.witness(circuit.clone()).unwrap()));
+        g.bench_function("pce_native", |b| {
+            b.iter(|| {
+                let (input, aux) = circuit.native_witness().unwrap();
+                pce.evaluate(input, aux).unwrap()
+            })
+        });
         g.bench_function("pce_witness_only", |b| {
             b.iter(|| WitnessCs::assign_sized(circuit.clone(), input.len(), aux.len()).unwrap())
         });

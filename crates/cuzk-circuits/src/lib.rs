@@ -14,9 +14,11 @@ pub mod porep;
 pub mod registry;
 pub mod stacked;
 pub mod vanilla;
+pub mod witness;
 
 pub use c1::{C1Error, C1Input};
 pub use porep::{PorepError, SealShape, SectorIds, Synthesis};
 pub use registry::RegisteredSealProof;
 pub use stacked::{StackedCircuit, StackedShape};
 pub use vanilla::VanillaError;
+pub use witness::{WitnessError, WitnessLayout};

@@ -50,6 +50,8 @@ pub enum PorepError {
     PceFile(#[from] cuzk_pce::file::FileError),
     #[error(transparent)]
     Vanilla(#[from] VanillaError),
+    #[error("native witness: {0}")]
+    Witness(#[from] crate::witness::WitnessError),
 }
 
 /// One PoRep proof type and what follows from it.
@@ -312,6 +314,9 @@ pub enum Synthesis<'a> {
     Full,
     /// Witness-only synthesis plus the pre-compiled matrices.
     Pce(&'a Pce),
+    /// The native witness generator ([`crate::witness`]) plus the pre-compiled matrices: the
+    /// fastest path, and the default where a PCE is loaded.
+    Native(&'a Pce),
 }
 
 /// One partition's witness and the public inputs its proof verifies against.
@@ -384,6 +389,10 @@ fn partition_witnesses(
                     source: e.into(),
                 })?,
                 Synthesis::Pce(pce) => pce.witness(circuit)?,
+                Synthesis::Native(pce) => {
+                    let (input, aux) = circuit.native_witness()?;
+                    pce.evaluate(input, aux)?
+                }
             };
             Ok(PartitionWitness {
                 witness,

@@ -17,7 +17,8 @@ use std::sync::OnceLock;
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
-use ff::PrimeField;
+use ff::{Field, PrimeField};
+use rand_core::RngCore;
 
 use cuzk_gadgets::boolean::Boolean;
 use cuzk_gadgets::constraint;
@@ -30,6 +31,7 @@ use cuzk_gadgets::uint32::UInt32;
 use cuzk_gadgets::uint64::UInt64;
 
 use crate::graph::{StackedGraph, DRG_PARENTS, EXP_PARENTS};
+use crate::witness::WitnessLayout;
 
 /// What a sector size fixes about the circuit of one partition.
 #[derive(Debug)]
@@ -47,11 +49,13 @@ pub struct StackedShape {
     /// Expander parents per node.
     pub exp_parents: usize,
     /// Poseidon of two elements (comm_r).
-    pair: PoseidonConstants<Fr>,
+    pub(crate) pair: PoseidonConstants<Fr>,
     /// Poseidon of one column (`layers` elements).
-    column: PoseidonConstants<Fr>,
+    pub(crate) column: PoseidonConstants<Fr>,
     /// Poseidon of one tree node, per arity the tree uses.
-    tree_hashes: Vec<PoseidonConstants<Fr>>,
+    pub(crate) tree_hashes: Vec<PoseidonConstants<Fr>>,
+    /// Where the native witness generator puts each piece (derived on first use).
+    pub(crate) layout: OnceLock<WitnessLayout>,
 }
 
 fn shape_error(what: String) -> SynthesisError {
@@ -99,6 +103,7 @@ impl StackedShape {
                 pair: constants(2),
                 column: constants(layers),
                 tree_hashes: arities.into_iter().map(constants).collect(),
+                layout: OnceLock::new(),
             }
         }))
     }
@@ -152,6 +157,44 @@ impl StackedShape {
             .take(base)
             .chain(upper)
             .collect()
+    }
+
+    /// A partition with random values of the right shapes (random challenge, leaves, siblings,
+    /// positions and labels): not a valid proof, but a circuit whose synthesis runs, for
+    /// measuring and testing witness generation on shapes without a sealed sector.
+    pub fn synthetic(&self, rng: &mut impl RngCore) -> StackedCircuit<'_> {
+        let mut c = self.blank();
+        let path = |path: &mut Vec<PathElement<Fr>>, rng: &mut dyn RngCore| {
+            for e in path {
+                e.index = Some(rng.next_u32() as usize % (e.siblings.len() + 1));
+                e.siblings
+                    .iter_mut()
+                    .for_each(|v| *v = Some(Fr::random(&mut *rng)));
+            }
+        };
+        for p in &mut c.proofs {
+            p.challenge = Some(rng.next_u64() % self.nodes as u64);
+            p.data_leaf = Some(Fr::random(&mut *rng));
+            path(&mut p.comm_d_path, rng);
+            path(&mut p.comm_r_last_path, rng);
+            path(&mut p.comm_c_path, rng);
+            for col in p.drg_parents.iter_mut().chain(&mut p.exp_parents) {
+                col.rows
+                    .iter_mut()
+                    .for_each(|v| *v = Some(Fr::random(&mut *rng)));
+                path(&mut col.path, rng);
+            }
+        }
+        for v in [
+            &mut c.replica_id,
+            &mut c.comm_d,
+            &mut c.comm_r,
+            &mut c.comm_r_last,
+            &mut c.comm_c,
+        ] {
+            *v = Some(Fr::random(&mut *rng));
+        }
+        c
     }
 
     /// The circuit with every value unknown, for parameter generation and matrix extraction.
@@ -417,8 +460,9 @@ struct Roots {
     comm_r_last: AllocatedNum<Fr>,
 }
 
-impl Circuit<Fr> for StackedCircuit<'_> {
-    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+impl StackedCircuit<'_> {
+    /// Whether the challenge count and every challenge proof fit the shape.
+    pub(crate) fn check(&self) -> Result<(), SynthesisError> {
         let shape = self.shape;
         if self.proofs.len() != shape.challenges {
             return Err(shape_error(format!(
@@ -427,9 +471,14 @@ impl Circuit<Fr> for StackedCircuit<'_> {
                 shape.challenges
             )));
         }
-        for proof in &self.proofs {
-            proof.check(shape)?;
-        }
+        self.proofs.iter().try_for_each(|p| p.check(shape))
+    }
+}
+
+impl Circuit<Fr> for StackedCircuit<'_> {
+    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let shape = self.shape;
+        self.check()?;
 
         let replica_id = alloc(cs.namespace(|| "replica_id"), self.replica_id)?;
         replica_id.inputize(cs.namespace(|| "replica_id_input"))?;

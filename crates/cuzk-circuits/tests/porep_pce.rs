@@ -1,5 +1,6 @@
-//! For the bundled 2 KiB and 8 MiB sectors, the PCE path (witness-only synthesis + mat-vec)
-//! yields exactly the witness of full synthesis, and a PCE file survives a round trip.
+//! For the bundled 2 KiB and 8 MiB sectors, the PCE paths (witness-only synthesis or the native
+//! witness generator, then the mat-vec) yield exactly the witness of full synthesis, and a PCE
+//! file survives a round trip.
 
 use std::path::Path;
 
@@ -15,12 +16,19 @@ fn check(size: &str) {
     let pce = shape.extract_pce().unwrap();
     let full = shape.witnesses(&c1, Synthesis::Full).unwrap();
     let fast = shape.witnesses(&c1, Synthesis::Pce(&pce)).unwrap();
+    let native = shape.witnesses(&c1, Synthesis::Native(&pce)).unwrap();
     assert_eq!(full.len(), fast.len());
-    for (f, p) in full.iter().zip(&fast) {
+    assert_eq!(full.len(), native.len());
+    for ((f, p), n) in full.iter().zip(&fast).zip(&native) {
         assert_eq!(f.public_inputs, p.public_inputs);
         assert!(
             f.witness == p.witness,
             "{size}: PCE witness differs from full synthesis"
+        );
+        assert_eq!(f.public_inputs, n.public_inputs);
+        assert!(
+            f.witness == n.witness,
+            "{size}: native witness differs from full synthesis"
         );
     }
     let tmp = tempfile::tempdir().unwrap();

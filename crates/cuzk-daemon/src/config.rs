@@ -136,6 +136,9 @@ pub struct EngineSection {
     pub max_batch: usize,
     /// Pre-compiled constraints (extracted into `params_dir` on first use).
     pub pce: bool,
+    /// With `pce`: witnesses from the native generator (`true`) or from witness-only
+    /// synthesis of the circuit (`false`, the reference path).
+    pub native_witness: bool,
     pub check_params: CheckParams,
     /// How long an uncollected result is kept, in seconds.
     pub result_ttl_secs: u64,
@@ -163,6 +166,7 @@ impl Default for EngineSection {
             lookahead: 1,
             max_batch: 1,
             pce: true,
+            native_witness: true,
             check_params: CheckParams::Trusted,
             result_ttl_secs: 24 * 3600,
             max_restarts: 3,
@@ -609,6 +613,15 @@ mod tests {
             &[],
         );
         assert!(e.starts_with("engine.gpu_kinds"), "{e}");
+    }
+
+    #[test]
+    fn the_native_witness_is_the_default_and_can_be_switched_off() {
+        assert!(load("", &[]).unwrap().engine.native_witness);
+        let s = load("[engine]\nnative_witness = false", &[]).unwrap();
+        assert!(!s.engine.native_witness && s.engine.pce);
+        let s = load("", &[("CUZK_ENGINE_NATIVE_WITNESS", "false")]).unwrap();
+        assert!(!s.engine.native_witness);
     }
 
     #[test]

@@ -172,7 +172,7 @@ pub fn prove_porep(
     let t = Instant::now();
     let pce = match synthesis {
         SynthesisKind::Full => None,
-        SynthesisKind::Pce => {
+        SynthesisKind::Pce | SynthesisKind::Native => {
             let path =
                 pce_path.map_or_else(|| shape.pce_file_name().map(|n| params_dir.join(n)), Ok)?;
             Some(pce_for(&shape, &path)?)
@@ -181,7 +181,14 @@ pub fn prove_porep(
     let pce_ms = ms(t);
 
     let t = Instant::now();
-    let parts = shape.witnesses(&c1, pce.as_ref().map_or(Synthesis::Full, Synthesis::Pce))?;
+    let parts = shape.witnesses(
+        &c1,
+        match (&pce, synthesis) {
+            (None, _) => Synthesis::Full,
+            (Some(pce), SynthesisKind::Native) => Synthesis::Native(pce),
+            (Some(pce), _) => Synthesis::Pce(pce),
+        },
+    )?;
     let synth_ms = ms(t);
 
     let t = Instant::now();
@@ -210,7 +217,11 @@ pub fn prove_porep(
         shape.sector_size(),
         proofs.len(),
         backend.name(),
-        if pce.is_some() { "pce" } else { "full" },
+        match synthesis {
+            SynthesisKind::Native => "native",
+            SynthesisKind::Pce => "pce",
+            SynthesisKind::Full => "full",
+        },
         ms(total)
     );
     Ok(proofs.iter().flat_map(Proof::to_bytes).collect())
@@ -218,6 +229,8 @@ pub fn prove_porep(
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SynthesisKind {
+    /// The native witness generator plus pre-compiled matrices.
+    Native,
     /// Witness-only synthesis plus pre-compiled matrices.
     Pce,
     /// Full constraint synthesis (the reference path).

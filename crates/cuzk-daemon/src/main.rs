@@ -73,7 +73,7 @@ enum ProveKind {
         #[arg(long, value_enum, default_value_t = BackendKind::Cpu)]
         backend: BackendKind,
         /// How witnesses are produced.
-        #[arg(long, value_enum, default_value_t = SynthesisKind::Pce)]
+        #[arg(long, value_enum, default_value_t = SynthesisKind::Native)]
         synthesis: SynthesisKind,
         /// PCE file [default: <params>/cuzk-pce-v1-<circuit id>.pce, extracted there if missing].
         #[arg(long)]
@@ -212,7 +212,7 @@ fn main() -> Result<()> {
                 DEMO_C1,
                 &dir,
                 &CpuBackend,
-                SynthesisKind::Pce,
+                SynthesisKind::Native,
                 None,
                 Validation::Trusted,
             )?;

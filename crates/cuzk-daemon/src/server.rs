@@ -83,7 +83,8 @@ pub fn start_engine(s: &Settings) -> Result<(Engine, Vec<DeviceInfo>)> {
     let e = &s.engine;
     std::fs::create_dir_all(&e.params_dir)
         .with_context(|| format!("engine.params_dir: creating {}", e.params_dir.display()))?;
-    let registry = Registry::new().with(PorepKind::new(&e.params_dir, e.pce));
+    let registry = Registry::new()
+        .with(PorepKind::new(&e.params_dir, e.pce).with_native_witness(e.native_witness));
     for kind in s.gpu_kinds.values().flatten() {
         if registry.get(kind).is_none() {
             let known: Vec<_> = registry.names().collect();

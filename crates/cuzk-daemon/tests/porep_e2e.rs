@@ -29,6 +29,25 @@ fn proves_2kib_raw_c1_and_upstream_verifies() {
     assert_ne!(upstream_verdict("2KiB", &flipped), Ok(true));
 }
 
+/// The native witness generator is the default; both reference paths stay selectable, and
+/// every path's proof verifies.
+#[test]
+fn every_witness_path_proves_2kib_and_upstream_verifies() {
+    let params = params_dir();
+    ensure_params(&params);
+    let tmp = tempfile::tempdir().unwrap();
+    let c1 = fixture("2KiB").join("c1.json");
+    for (extra, name) in [
+        (&[][..], "native"),
+        (&["--synthesis", "pce"][..], "pce"),
+        (&["--synthesis", "full"][..], "full"),
+    ] {
+        let (proof, out) = prove_with(&c1, &params, &tmp.path().join(name), extra);
+        assert!(out.contains(&format!("synthesis={name} ")), "{out}");
+        assert_eq!(upstream_verdict("2KiB", &proof), Ok(true), "{name}");
+    }
+}
+
 #[test]
 fn proves_2kib_curio_envelope_and_upstream_verifies() {
     let params = params_dir();

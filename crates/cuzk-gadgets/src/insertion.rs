@@ -82,21 +82,21 @@ where
 /// An operand of a scheduled pick: the inserted element (`In(0)`), a sibling (`In(k)` is
 /// `elements[k - 1]`), or an earlier pick's result.
 #[derive(Clone, Copy)]
-enum Src {
+pub(crate) enum Src {
     In(usize),
     Tmp(usize),
 }
 
 /// A pick's condition: a path bit, or `b0 NOR b1` / `b0 AND b1` (arity 8 only).
 #[derive(Clone, Copy)]
-enum Cond {
+pub(crate) enum Cond {
     Bit(usize),
     Nor01,
     And01,
 }
 
 /// `if cond { a } else { b }`.
-type Step = (Cond, Src, Src);
+pub(crate) type Step = (Cond, Src, Src);
 
 use Cond::{And01, Bit, Nor01};
 use Src::{In, Tmp};
@@ -147,6 +147,17 @@ const INSERT_8: ([Step; 20], [usize; 8]) = (
 );
 
 /// Runs a pick schedule and returns the results at `outputs`.
+/// The pick schedule (and which results are the outputs) of an insertion into `size` elements,
+/// for the sizes that have one; other sizes select each output from all inputs.
+pub(crate) fn schedule(size: usize) -> Option<(&'static [Step], &'static [usize])> {
+    match size {
+        2 => Some((&INSERT_2.0, &INSERT_2.1)),
+        4 => Some((&INSERT_4.0, &INSERT_4.1)),
+        8 => Some((&INSERT_8.0, &INSERT_8.1)),
+        _ => None,
+    }
+}
+
 fn scheduled<F, CS>(
     cs: &mut CS,
     element: &AllocatedNum<F>,
@@ -218,11 +229,9 @@ where
             bits.len()
         )));
     }
-    match size {
-        2 => scheduled(cs, element, bits, elements, &INSERT_2.0, &INSERT_2.1),
-        4 => scheduled(cs, element, bits, elements, &INSERT_4.0, &INSERT_4.1),
-        8 => scheduled(cs, element, bits, elements, &INSERT_8.0, &INSERT_8.1),
-        _ => (0..size)
+    match schedule(size) {
+        Some((steps, outputs)) => scheduled(cs, element, bits, elements, steps, outputs),
+        None => (0..size)
             .map(|pos| {
                 // At index `i` the element sits at `i`: position `pos` holds the element when
                 // i == pos, elements[pos - 1] when i < pos, elements[pos] when i > pos.

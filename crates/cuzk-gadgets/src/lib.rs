@@ -18,6 +18,7 @@ pub mod insertion;
 pub mod lookup;
 pub mod multieq;
 pub mod multipack;
+pub mod native;
 pub mod num;
 pub mod por;
 pub mod poseidon;

@@ -10,6 +10,7 @@ use crate::boolean::{AllocatedBit, Boolean};
 use crate::constraint;
 use crate::insertion::insert;
 use crate::multipack::{pack_bits, pack_into_inputs};
+use crate::native::{self, sha256::Message, Sink};
 use crate::num::AllocatedNum;
 use crate::poseidon::{poseidon_hash, PoseidonConstants};
 use crate::sha256::sha256;
@@ -26,6 +27,9 @@ pub trait TreeHash<F: PrimeField> {
         cs: CS,
         leaves: &[AllocatedNum<F>],
     ) -> Result<AllocatedNum<F>, SynthesisError>;
+
+    /// The parent's value, with the witness [`TreeHash::hash_leaves`] allocates written to `s`.
+    fn native<S: Sink<F>>(&self, s: &mut S, leaves: &[F]) -> Result<F, SynthesisError>;
 }
 
 /// Filecoin's SHA-256 node hash: the children's canonical little-endian bytes, hashed, the
@@ -55,6 +59,38 @@ impl<F: PrimeFieldBits> TreeHash<F> for Sha256Hash {
             .collect();
         pack_bits(cs.namespace(|| "pack_le"), &le)
     }
+
+    fn native<S: Sink<F>>(&self, s: &mut S, leaves: &[F]) -> Result<F, SynthesisError> {
+        let mut message = Message::with_capacity(leaves.len() * 32);
+        for leaf in leaves {
+            push_field_bits::<F>(&mut message, &native::num::to_bits_le(s, *leaf));
+        }
+        let digest = native::sha256::digest_bytes(&native::sha256::hash(s, &message));
+        let packed = native::num::pack_le(&digest);
+        s.push(packed);
+        Ok(packed)
+    }
+}
+
+/// Appends a field element's `NUM_BITS` allocated bits (from their little-endian bytes), then
+/// constant zeros to a whole byte, as the bytes' bits most significant first: how Filecoin feeds
+/// field elements to SHA-256.
+pub fn push_field_bits<F: PrimeField>(message: &mut Message, le_bytes: &[u8]) {
+    let num_bits = F::NUM_BITS as usize;
+    for (i, &byte) in le_bytes.iter().enumerate() {
+        let allocated = num_bits.saturating_sub(8 * i).min(8);
+        message.push(byte, (0xFFu16 >> (8 - allocated)) as u8);
+    }
+}
+
+/// The constants of the arity a node with `arity` children needs.
+fn constants_for<F: PrimeField>(
+    set: &[PoseidonConstants<F>],
+    arity: usize,
+) -> Result<&PoseidonConstants<F>, SynthesisError> {
+    set.iter()
+        .find(|c| c.arity() == arity)
+        .ok_or_else(|| shape_error(format!("poseidon: no constants for arity {arity}")))
 }
 
 /// Poseidon node hashes, one set of constants per arity in use (e.g. 8 and 2 for an 8-8-2
@@ -65,13 +101,11 @@ impl<F: PrimeField> TreeHash<F> for [PoseidonConstants<F>] {
         cs: CS,
         leaves: &[AllocatedNum<F>],
     ) -> Result<AllocatedNum<F>, SynthesisError> {
-        let constants = self
-            .iter()
-            .find(|c| c.arity() == leaves.len())
-            .ok_or_else(|| {
-                shape_error(format!("poseidon: no constants for arity {}", leaves.len()))
-            })?;
-        poseidon_hash(cs, leaves, constants)
+        poseidon_hash(cs, leaves, constants_for(self, leaves.len())?)
+    }
+
+    fn native<S: Sink<F>>(&self, s: &mut S, leaves: &[F]) -> Result<F, SynthesisError> {
+        native::poseidon::hash(s, leaves, constants_for(self, leaves.len())?)
     }
 }
 
@@ -121,7 +155,7 @@ pub struct TreeShape {
 
 impl TreeShape {
     /// The arity of each level of a path of `levels` elements.
-    fn level_arities(&self, levels: usize) -> Result<Vec<usize>, SynthesisError> {
+    pub(crate) fn level_arities(&self, levels: usize) -> Result<Vec<usize>, SynthesisError> {
         let valid =
             |a: usize, optional: bool| (optional && a == 0) || (a >= 2 && a.is_power_of_two());
         if !valid(self.base, false) || !valid(self.sub, true) || !valid(self.top, true) {

@@ -14,6 +14,7 @@ pub mod density;
 pub mod domain;
 mod error;
 pub mod generator;
+pub mod memory;
 pub mod msm;
 pub mod params;
 pub mod proof;

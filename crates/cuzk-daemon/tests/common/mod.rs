@@ -97,7 +97,12 @@ pub fn upstream_verdict(size: &str, proof: &[u8]) -> Result<bool, String> {
 
 /// `cuzk prove porep` of a C1 file with parameters from `params`; the proof bytes.
 pub fn prove(c1: &Path, params: &Path, out: &Path) -> Vec<u8> {
-    let run = cuzk(&[
+    prove_with(c1, params, out, &[]).0
+}
+
+/// `cuzk prove porep` with `extra` arguments: the proof bytes and what the command printed.
+pub fn prove_with(c1: &Path, params: &Path, out: &Path, extra: &[&str]) -> (Vec<u8>, String) {
+    let mut args = vec![
         "prove",
         "porep",
         "--c1",
@@ -106,14 +111,19 @@ pub fn prove(c1: &Path, params: &Path, out: &Path) -> Vec<u8> {
         params.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let run = cuzk(&args);
     assert!(
         run.status.success(),
         "prove {}: {}",
         c1.display(),
         String::from_utf8_lossy(&run.stderr)
     );
-    std::fs::read(out).unwrap()
+    (
+        std::fs::read(out).unwrap(),
+        String::from_utf8_lossy(&run.stdout).into_owned(),
+    )
 }
 
 /// Seals a fresh sector with upstream (random data, prover id, ticket and seed), proves it with

@@ -23,18 +23,28 @@ const SIZES: [(&str, &str); 5] = [
 pub struct PorepKind {
     params_dir: PathBuf,
     pce: bool,
+    native: bool,
 }
 
 impl PorepKind {
     pub const NAME: &'static str = "porep-c2";
 
     /// With `pce`, partitions use pre-compiled constraints, extracted into `params_dir` the
-    /// first time a sector size is proved.
+    /// first time a sector size is proved, and the native witness generator.
     pub fn new(params_dir: impl Into<PathBuf>, pce: bool) -> Self {
         PorepKind {
             params_dir: params_dir.into(),
             pce,
+            native: true,
         }
+    }
+
+    /// With pre-compiled constraints, whether the witness comes from the native generator
+    /// (the default) or from witness-only synthesis of the circuit (the reference it is tested
+    /// against, kept as a switch back).
+    pub fn with_native_witness(mut self, native: bool) -> Self {
+        self.native = native;
+        self
     }
 
     /// The id of `shape`'s circuit: that of the current proof type of its sector size, if both
@@ -74,6 +84,7 @@ struct PorepPlan {
     c1: C1Input,
     shape: SealShape,
     circuit: CircuitId,
+    native: bool,
 }
 
 impl Plan for PorepPlan {
@@ -86,7 +97,11 @@ impl Plan for PorepPlan {
     }
 
     fn synthesize(&self, partition: usize, pce: Option<&Pce>) -> Result<PartitionInput, KindError> {
-        let synthesis = pce.map_or(Synthesis::Full, Synthesis::Pce);
+        let synthesis = match pce {
+            None => Synthesis::Full,
+            Some(pce) if self.native => Synthesis::Native(pce),
+            Some(pce) => Synthesis::Pce(pce),
+        };
         let p = self
             .shape
             .partition_witness(&self.c1, partition, synthesis)
@@ -116,7 +131,12 @@ impl ProofKind for PorepKind {
             .map_err(|e| KindError::Payload(e.to_string()))?;
         let circuit = Self::circuit_id(&shape)
             .ok_or_else(|| KindError::Payload(format!("unsupported proof {shape:?}")))?;
-        Ok(Arc::new(PorepPlan { c1, shape, circuit }))
+        Ok(Arc::new(PorepPlan {
+            c1,
+            shape,
+            circuit,
+            native: self.native,
+        }))
     }
 
     fn circuit(&self, id: &CircuitId) -> Option<CircuitSpec> {

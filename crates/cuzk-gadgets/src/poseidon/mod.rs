@@ -16,13 +16,13 @@ use constants::{vec_mat, Matrix, SparseMatrix};
 
 use crate::num::{AllocatedNum, Num};
 
-fn preimage_error(arity: usize, got: usize) -> SynthesisError {
+pub(crate) fn preimage_error(arity: usize, got: usize) -> SynthesisError {
     SynthesisError::IncompatibleLengthVector(format!(
         "poseidon: expected {arity} inputs, got {got}"
     ))
 }
 
-fn sbox<F: PrimeField>(x: F) -> F {
+pub(crate) fn sbox<F: PrimeField>(x: F) -> F {
     x.square().square() * x
 }
 

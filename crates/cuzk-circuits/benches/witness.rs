@@ -1,0 +1,50 @@
+//! One PoRep partition's witness: witness-only synthesis (`WitnessCs`, the PCE path's first
+//! half) against the native generator, side by side, for the bundled 2 KiB and 8 MiB sectors
+//! and, with `CUZK_BENCH_LARGE=1` (several minutes), for a synthetic 32 GiB partition (random
+//! values of the right shapes). Figures go to docs/PERFORMANCE.md ("Native witness").
+
+use std::path::PathBuf;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use cuzk_circuits::{C1Input, SealShape, StackedCircuit, StackedShape};
+use cuzk_pce::WitnessCs;
+use rand_chacha::rand_core::SeedableRng;
+
+fn fixture(size: &str) -> StackedCircuit<'static> {
+    let path: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "../../fixtures/porep",
+        size,
+        "c1.json",
+    ]
+    .iter()
+    .collect();
+    let c1 = C1Input::parse(&std::fs::read(path).unwrap()).unwrap();
+    let shape = SealShape::from_sector_size(size).unwrap();
+    shape.partition_circuit(&c1, 0).unwrap()
+}
+
+fn compare(c: &mut Criterion, name: &str, circuit: StackedCircuit<'_>) {
+    let aux = circuit.shape.witness_layout().unwrap().aux();
+    let mut g = c.benchmark_group(format!("witness_{name}"));
+    g.sample_size(10);
+    g.bench_function("witness_only_synthesis", |b| {
+        b.iter(|| WitnessCs::assign_sized(circuit.clone(), 1, aux).unwrap())
+    });
+    g.bench_function("native", |b| b.iter(|| circuit.native_witness().unwrap()));
+    g.finish();
+}
+
+fn bench(c: &mut Criterion) {
+    for size in ["2KiB", "8MiB"] {
+        compare(c, size, fixture(size));
+    }
+    if std::env::var_os("CUZK_BENCH_LARGE").is_some() {
+        let shape = StackedShape::for_sector_size(32 << 30).unwrap();
+        let circuit = shape.synthetic(&mut rand_chacha::ChaCha8Rng::seed_from_u64(32));
+        compare(c, "32GiB_synthetic", circuit);
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
