@@ -169,7 +169,7 @@ fn fill<T: Send>(
     write: impl Fn(usize, &mut Cursor<'_, Fr>) -> Result<T, WitnessError> + Sync,
 ) -> Result<(Vec<Fr>, Vec<T>), WitnessError> {
     let len = lengths.iter().sum();
-    let mut out: Vec<Fr> = cuzk_groth16::memory::large_vec(len);
+    let mut out: Vec<Fr> = cuzk_groth16::memory::take(len);
     let mut rest: &mut [MaybeUninit<Fr>] = &mut out.spare_capacity_mut()[..len];
     let mut slices = Vec::with_capacity(lengths.len());
     for &n in lengths {

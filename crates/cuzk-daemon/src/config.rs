@@ -123,6 +123,10 @@ pub struct EngineSection {
     pub backend: BackendChoice,
     /// Memory budget, e.g. `"96GiB"` or a byte count; empty for three quarters of RAM.
     pub budget: String,
+    /// Part of the budget kept for finished witnesses' vectors, reused by the next
+    /// partitions instead of fresh memory (which the kernel zeroes page by page): e.g.
+    /// `"16GiB"`, `"0"` for none; empty for an eighth of the budget.
+    pub recycle: String,
     pub cpu_workers: usize,
     /// Threads proving on the CPU backend (with `backend = "gpu"`: one per GPU, and this
     /// must stay 1).
@@ -159,6 +163,7 @@ impl Default for EngineSection {
                 BackendChoice::Cpu
             },
             budget: String::new(),
+            recycle: String::new(),
             cpu_workers: 1,
             backend_workers: 1,
             gpus: Gpus::Named("all".into()),
@@ -260,6 +265,8 @@ pub struct Settings {
     /// Proof kinds by GPU ordinal, for GPUs dedicated to some kinds.
     pub gpu_kinds: BTreeMap<usize, Vec<String>>,
     pub budget_bytes: Option<u64>,
+    /// `None`: an eighth of the budget.
+    pub recycle_bytes: Option<u64>,
     pub result_ttl: Duration,
     pub log: LogSection,
 }
@@ -396,6 +403,24 @@ impl Config {
                 )
             })?)
         };
+        let recycle_bytes = if e.recycle.is_empty() {
+            None
+        } else {
+            Some(parse_bytes(&e.recycle).ok_or_else(|| {
+                invalid(
+                    "engine.recycle",
+                    format!("{:?}: expected bytes like \"16GiB\" or \"0\"", e.recycle),
+                )
+            })?)
+        };
+        if let (Some(r), Some(b)) = (recycle_bytes, budget_bytes) {
+            if r > b {
+                return Err(invalid(
+                    "engine.recycle",
+                    format!("{:?} is more than the budget {:?}", e.recycle, e.budget),
+                ));
+            }
+        }
         let gpus = match &e.gpus {
             Gpus::Named(n) if n == "all" => None,
             Gpus::Named(n) => {
@@ -465,6 +490,7 @@ impl Config {
             gpus,
             gpu_kinds,
             budget_bytes,
+            recycle_bytes,
             result_ttl: Duration::from_secs(e.result_ttl_secs),
             log: self.log.clone(),
         })
@@ -558,6 +584,11 @@ mod tests {
         for (text, key) in [
             ("[engine]\ncpu_workers = 0", "engine.cpu_workers"),
             ("[engine]\nbudget = \"lots\"", "engine.budget"),
+            ("[engine]\nrecycle = \"some\"", "engine.recycle"),
+            (
+                "[engine]\nbudget = \"1GiB\"\nrecycle = \"2GiB\"",
+                "engine.recycle",
+            ),
             ("[daemon]\nsocket_mode = \"999\"", "daemon.socket_mode"),
             ("[daemon]\nlisten = [\"nowhere\"]", "daemon.listen"),
             ("[daemon]\nlisten = [\"127.0.0.1:1\"]", "auth.token_file"),

@@ -15,6 +15,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cuzk_groth16::backend::Backend;
+use cuzk_groth16::memory;
 use cuzk_groth16::params::{ProvingKey, Validation};
 use cuzk_groth16::Proof;
 
@@ -40,6 +41,10 @@ pub struct EngineConfig {
     pub devices: Vec<DeviceSlot>,
     /// Memory budget for parameters, PCEs and partition working sets.
     pub budget_bytes: u64,
+    /// Part of the budget kept for finished witnesses' vectors, which the next partitions
+    /// reuse instead of faulting in (and having the kernel zero) fresh memory; 0 (the default)
+    /// keeps none. Process-wide: see `cuzk_groth16::memory`.
+    pub recycle_bytes: u64,
     pub meter: Meter,
     /// Threads producing witnesses (CPU side of the pipeline).
     pub cpu_workers: usize,
@@ -68,6 +73,7 @@ impl std::fmt::Debug for EngineConfig {
             .field("registry", &self.registry)
             .field("devices", &self.devices)
             .field("budget_bytes", &self.budget_bytes)
+            .field("recycle_bytes", &self.recycle_bytes)
             .field("meter", &self.meter)
             .field("cpu_workers", &self.cpu_workers)
             .field("lookahead", &self.lookahead)
@@ -92,6 +98,7 @@ impl EngineConfig {
             registry,
             devices: vec![DeviceSlot::new(backend.name(), backend)],
             budget_bytes: default_budget(),
+            recycle_bytes: 0,
             meter: Meter::Heap,
             cpu_workers: 1,
             lookahead: 1,
@@ -264,6 +271,8 @@ pub struct Engine {
     cpu: Vec<JoinHandle<()>>,
     backends: Vec<JoinHandle<()>>,
     finisher: Option<JoinHandle<()>>,
+    /// Whether this engine set the process-wide recycling limit (cleared again on stop).
+    recycles: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -283,6 +292,12 @@ impl Engine {
                 "cpu_workers, devices and max_batch must be at least 1".into(),
             ));
         }
+        if cfg.recycle_bytes > cfg.budget_bytes {
+            return Err(EngineError::Start(format!(
+                "recycle_bytes ({}) exceeds the budget ({})",
+                cfg.recycle_bytes, cfg.budget_bytes
+            )));
+        }
         let devices = cfg.devices.len();
         let store = Store::open(&cfg.store_dir)?;
         let loaded = store.recover()?;
@@ -301,7 +316,8 @@ impl Engine {
                 jobs: HashMap::new(),
                 scheduler: Scheduler::new(),
                 residency: Residency::default(),
-                budget: Budget::new(cfg.budget_bytes),
+                // Recycled vectors are memory in use that no partition is charged for.
+                budget: Budget::new(cfg.budget_bytes - cfg.recycle_bytes),
                 accepting: true,
                 draining: false,
                 in_flight: 0,
@@ -348,11 +364,16 @@ impl Engine {
             "cuzk-finisher".into(),
             Box::new(move || pipeline::finisher(&s, &rx)),
         )?;
+        let recycles = cfg.recycle_bytes > 0;
+        if recycles {
+            memory::set_recycle_limit(usize::try_from(cfg.recycle_bytes).unwrap_or(usize::MAX));
+        }
         Ok(Engine {
             shared,
             cpu,
             backends,
             finisher: Some(finisher),
+            recycles,
         })
     }
 
@@ -619,6 +640,9 @@ impl Engine {
         s.release.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(t) = self.finisher.take() {
             let _ = t.join();
+        }
+        if self.recycles {
+            memory::set_recycle_limit(0);
         }
         if !halt {
             // A graceful stop is not a crash: unfinished jobs go back to plain queued.

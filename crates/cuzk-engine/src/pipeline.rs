@@ -444,7 +444,7 @@ fn check(shared: &Shared, ready: Ready, device: &DeviceSlot, proof: Result<Proof
     // Buffers and the lease go before the job is told, so its waiter finds them released.
     let first_error = match proof {
         Ok(p) if valid(&p) => {
-            drop(witness);
+            witness.recycle();
             drop(work);
             traced();
             shared.partition_done(job, partition, p, timings);
@@ -461,7 +461,7 @@ fn check(shared: &Shared, ready: Ready, device: &DeviceSlot, proof: Result<Proof
     Counters::add(&shared.counters.cpu_retries, 1);
     let rs = Randomness::random(&mut rand::rngs::OsRng);
     let retried = CpuBackend.prove(&key, slice::from_ref(&witness), &[rs]);
-    drop(witness);
+    witness.recycle();
     drop(work);
     traced();
     match retried {

@@ -462,3 +462,25 @@ fn trace_queue_depth_and_stage_histograms_describe_the_pipeline() {
         assert!(text.contains(line), "missing {line:?} in\n{text}");
     }
 }
+
+/// With `recycle_bytes`, finished witnesses' vectors are kept for the next partitions (within
+/// the limit, which the budget gives up), and stopping the engine frees them. The only test in
+/// this binary that sets the process-wide limit.
+#[test]
+fn finished_witnesses_are_recycled_within_the_reserved_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path(), sim(0));
+    cfg.recycle_bytes = 64 << 20;
+    let engine = Engine::start(cfg).unwrap();
+    assert_eq!(engine.status().budget_limit_bytes, (1 << 30) - (64 << 20));
+    let job = submit(&engine, "r", Priority::Normal, SMALL, 3);
+    proof_of(engine.await_job(job, Wait::Forever).unwrap());
+    let held = cuzk_groth16::memory::recycled_bytes();
+    assert!(held > 0 && held <= 64 << 20, "{held}");
+    engine.shutdown();
+    assert_eq!(cuzk_groth16::memory::recycled_bytes(), 0);
+
+    let mut cfg = config(dir.path(), sim(0));
+    cfg.recycle_bytes = 2 << 30;
+    assert!(matches!(Engine::start(cfg), Err(EngineError::Start(_))));
+}

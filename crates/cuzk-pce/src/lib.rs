@@ -106,7 +106,7 @@ impl Pce {
             Which::B => &self.b,
             Which::C => &self.c,
         };
-        Ok(m.mul_vec(input, aux, &matrix::Classes::of(input, aux)))
+        Ok(m.mul_vec(input, aux, &matrix::Classes::of(input, aux), 0))
     }
 
     /// `a = A·w`, `b = B·w`, `c = C·w` for `w = input ‖ aux`, plus the `input·0 = 0` rows, in
@@ -115,11 +115,11 @@ impl Pce {
         self.check_shape(&input, &aux)?;
         let classes = matrix::Classes::of(&input, &aux);
         let (mut a, (b, c)) = rayon::join(
-            || self.a.mul_vec(&input, &aux, &classes),
+            || self.a.mul_vec(&input, &aux, &classes, input.len()),
             || {
                 rayon::join(
-                    || self.b.mul_vec(&input, &aux, &classes),
-                    || self.c.mul_vec(&input, &aux, &classes),
+                    || self.b.mul_vec(&input, &aux, &classes, input.len()),
+                    || self.c.mul_vec(&input, &aux, &classes, input.len()),
                 )
             },
         );

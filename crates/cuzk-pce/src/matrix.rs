@@ -167,7 +167,15 @@ impl Matrix {
     }
 
     /// `M · (input ‖ aux)`, one value per row, rows evaluated in parallel blocks.
-    pub(crate) fn mul_vec(&self, input: &[Fr], aux: &[Fr], classes: &Classes) -> Vec<Fr> {
+    /// One value per row, in a vector (recycled where one is kept) with room for `extra` more:
+    /// the caller appends rows.
+    pub(crate) fn mul_vec(
+        &self,
+        input: &[Fr],
+        aux: &[Fr],
+        classes: &Classes,
+        extra: usize,
+    ) -> Vec<Fr> {
         let rs = self.row_starts.as_slice();
         let (entries, escapes, marks) = (
             self.entries.as_slice(),
@@ -177,7 +185,8 @@ impl Matrix {
         let kinds = self.kinds();
         let dict = &self.dict;
         let ni = input.len();
-        let mut out = vec![Fr::ZERO; self.rows()];
+        let mut out = cuzk_groth16::memory::take(self.rows() + extra);
+        out.par_extend(rayon::iter::repeat_n(Fr::ZERO, self.rows()));
         out.par_chunks_mut(CHUNK_ROWS)
             .enumerate()
             .for_each(|(k, chunk)| {

@@ -29,7 +29,7 @@ impl WitnessCs {
     ) -> Result<(Vec<Fr>, Vec<Fr>), SynthesisError> {
         let mut cs = WitnessCs {
             input: Vec::with_capacity(inputs.max(1)),
-            aux: cuzk_groth16::memory::large_vec(aux),
+            aux: cuzk_groth16::memory::take(aux),
         };
         cs.input.push(Fr::ONE);
         circuit.synthesize(&mut cs)?;
