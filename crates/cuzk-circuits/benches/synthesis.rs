@@ -3,24 +3,13 @@
 //! and 8 MiB sectors; the PCE path's two halves are timed apart as well. Figures go to
 //! docs/PERFORMANCE.md ("PCE").
 
-use std::path::PathBuf;
+mod common;
 
+use common::fixture;
 use criterion::{criterion_group, criterion_main, Criterion};
-use cuzk_circuits::{C1Input, SealShape};
+use cuzk_circuits::SealShape;
 use cuzk_groth16::assignment::Witness;
 use cuzk_pce::WitnessCs;
-
-fn fixture(size: &str) -> C1Input {
-    let path: PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "../../fixtures/porep",
-        size,
-        "c1.json",
-    ]
-    .iter()
-    .collect();
-    C1Input::parse(&std::fs::read(path).unwrap()).unwrap()
-}
 
 fn bench(c: &mut Criterion) {
     for size in ["2KiB", "8MiB"] {

@@ -6,26 +6,18 @@
 //! (`cuzk_groth16::memory`), as the engine's steady state with `engine.recycle`. Figures go to
 //! docs/PERFORMANCE.md ("Native witness").
 
-use std::path::PathBuf;
+mod common;
 
+use common::fixture;
 use criterion::{criterion_group, criterion_main, Criterion};
-use cuzk_circuits::{C1Input, SealShape, StackedCircuit, StackedShape};
+use cuzk_circuits::{SealShape, StackedCircuit, StackedShape};
 use cuzk_groth16::memory;
 use cuzk_pce::WitnessCs;
 use rand_chacha::rand_core::SeedableRng;
 
-fn fixture(size: &str) -> StackedCircuit<'static> {
-    let path: PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "../../fixtures/porep",
-        size,
-        "c1.json",
-    ]
-    .iter()
-    .collect();
-    let c1 = C1Input::parse(&std::fs::read(path).unwrap()).unwrap();
+fn fixture_circuit(size: &str) -> StackedCircuit<'static> {
     let shape = SealShape::from_sector_size(size).unwrap();
-    shape.partition_circuit(&c1, 0).unwrap()
+    shape.partition_circuit(&fixture(size), 0).unwrap()
 }
 
 fn compare(c: &mut Criterion, name: &str, circuit: StackedCircuit<'_>) {
@@ -49,7 +41,7 @@ fn compare(c: &mut Criterion, name: &str, circuit: StackedCircuit<'_>) {
 
 fn bench(c: &mut Criterion) {
     for size in ["2KiB", "8MiB"] {
-        compare(c, size, fixture(size));
+        compare(c, size, fixture_circuit(size));
     }
     if std::env::var_os("CUZK_BENCH_LARGE").is_some() {
         let shape = StackedShape::for_sector_size(32 << 30).unwrap();

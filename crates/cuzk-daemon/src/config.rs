@@ -28,6 +28,16 @@ pub enum ConfigError {
     Invalid { key: &'static str, message: String },
 }
 
+/// A byte size like `"96GiB"`, or `None` where the value is empty (the key's default).
+fn optional_bytes(key: &'static str, value: &str) -> Result<Option<u64>, ConfigError> {
+    if value.is_empty() {
+        return Ok(None);
+    }
+    parse_bytes(value)
+        .map(Some)
+        .ok_or_else(|| invalid(key, format!("{value:?}: expected bytes like \"96GiB\"")))
+}
+
 fn invalid(key: &'static str, message: impl Into<String>) -> ConfigError {
     ConfigError::Invalid {
         key,
@@ -393,26 +403,8 @@ impl Config {
                 return Err(invalid(key, "must be at least 1"));
             }
         }
-        let budget_bytes = if e.budget.is_empty() {
-            None
-        } else {
-            Some(parse_bytes(&e.budget).ok_or_else(|| {
-                invalid(
-                    "engine.budget",
-                    format!("{:?}: expected bytes like \"96GiB\"", e.budget),
-                )
-            })?)
-        };
-        let recycle_bytes = if e.recycle.is_empty() {
-            None
-        } else {
-            Some(parse_bytes(&e.recycle).ok_or_else(|| {
-                invalid(
-                    "engine.recycle",
-                    format!("{:?}: expected bytes like \"16GiB\" or \"0\"", e.recycle),
-                )
-            })?)
-        };
+        let budget_bytes = optional_bytes("engine.budget", &e.budget)?;
+        let recycle_bytes = optional_bytes("engine.recycle", &e.recycle)?;
         if let (Some(r), Some(b)) = (recycle_bytes, budget_bytes) {
             if r > b {
                 return Err(invalid(
