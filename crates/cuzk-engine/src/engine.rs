@@ -1051,6 +1051,26 @@ impl Shared {
 
     /// Records partition `k`'s verified proof; completes the job when it was the last.
     pub(crate) fn partition_done(&self, job: JobId, k: usize, proof: Proof, t: Timings) {
+        // The proof is stored before the job reports it done, so a status never runs ahead of
+        // what survives a crash (recovery counts the stored proofs, not the recorded state).
+        let next = {
+            let st = self.lock();
+            let Some(e) = st.jobs.get(&job) else {
+                return;
+            };
+            if e.state.is_terminal() {
+                return;
+            }
+            let mut next = e.state.clone();
+            let done = done_count(e) + u32::from(e.proofs[k].is_none());
+            next.progress(done, e.proofs.len() as u32);
+            next
+        };
+        if !self.halted() {
+            let _ = self
+                .store
+                .put_partition(job, k as u32, &proof.to_bytes(), &next);
+        }
         let state = {
             let mut st = self.lock();
             let Some(e) = st.jobs.get_mut(&job) else {
@@ -1068,11 +1088,6 @@ impl Shared {
             e.state.clone()
         };
         Counters::add(&self.counters.partitions, 1);
-        if !self.halted() {
-            let _ = self
-                .store
-                .put_partition(job, k as u32, &proof.to_bytes(), &state);
-        }
         if let JobState::Running { done, total } = state {
             if done == total {
                 self.complete(job);
