@@ -88,7 +88,7 @@ impl WitnessLayout {
     }
 
     /// Independently written pieces of the partition (the unit of parallelism).
-    pub fn pieces(&self) -> usize {
+    pub fn piece_count(&self) -> usize {
         1 + self.challenges * self.pieces.len()
     }
 }
@@ -132,7 +132,7 @@ impl StackedCircuit<'_> {
             .map(|p| label_values(self, p))
             .collect::<Result<_, _>>()?;
 
-        let mut lengths = Vec::with_capacity(layout.pieces());
+        let mut lengths = Vec::with_capacity(layout.piece_count());
         lengths.push(layout.head);
         for _ in 0..shape.challenges {
             lengths.extend(layout.pieces.iter().map(|(_, n)| n));
