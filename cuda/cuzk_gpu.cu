@@ -8,11 +8,14 @@
 // as (x, y) with the point at infinity all zeros, projective results as Jacobian (x, y, z).
 
 #include <cuda.h>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <new>
+#include <thread>
+#include <vector>
 
 #include <ff/bls12-381-fp2.hpp>
 #include <ec/jacobian_t.hpp>
@@ -63,6 +66,66 @@ __global__ void cuzk_combine_abc(fr_t* a, const fr_t* b, const fr_t* c, const fr
         t = t - fr_t(c[i]);
         a[i] = t * z_inv;
     }
+}
+
+
+// ---- PCE on the device -------------------------------------------------------------------
+// A matrix in cuzk-pce's compact form: per non-zero one u32 (column << 4 | tag); tags 0..14 index
+// the dictionary, tag 15 takes the index from `escapes` (one per escaped entry, in entry order).
+
+__device__ __forceinline__ fr_t fr_zero()
+{   return fr_t::one(1);   }
+
+// Per row, the index of its first escape: one thread per block of `chunk_rows` rows, starting
+// from that block's mark. Runs once per upload.
+__global__ void cuzk_row_escapes(uint32_t* row_esc, const uint32_t* row_starts,
+                                 const uint32_t* entries, const uint32_t* marks, size_t rows,
+                                 uint32_t chunk_rows)
+{
+    size_t blocks = (rows + chunk_rows - 1) / chunk_rows;
+    size_t stride = (size_t)blockDim.x * gridDim.x;
+    for (size_t k = threadIdx.x + (size_t)blockIdx.x * blockDim.x; k < blocks; k += stride) {
+        uint32_t esc = marks[k];
+        size_t end = min(rows, (k + 1) * (size_t)chunk_rows);
+        for (size_t r = k * chunk_rows; r < end; r++) {
+            row_esc[r] = esc;
+            for (uint32_t e = row_starts[r]; e < row_starts[r + 1]; e++)
+                esc += (entries[e] & 15) == 15;
+        }
+    }
+}
+
+// out[r] = Σ dict[tag] · w[col] over row r's entries; one thread per row. Coefficients ±1 (at
+// dictionary indices `one`, `minus_one`, or ~0 when absent) are added without a multiplication.
+__global__ void cuzk_spmv(fr_t* out, const uint32_t* row_starts, const uint32_t* entries,
+                          const uint32_t* escapes, const uint32_t* row_esc, const fr_t* dict,
+                          uint32_t one, uint32_t minus_one, const fr_t* w, size_t rows)
+{
+    size_t stride = (size_t)blockDim.x * gridDim.x;
+    for (size_t r = threadIdx.x + (size_t)blockIdx.x * blockDim.x; r < rows; r += stride) {
+        fr_t acc = fr_zero();
+        uint32_t esc = row_esc[r];
+        for (uint32_t k = row_starts[r]; k < row_starts[r + 1]; k++) {
+            uint32_t e = entries[k];
+            uint32_t idx = (e & 15) == 15 ? escapes[esc++] : (e & 15);
+            fr_t v = w[e >> 4];
+            if (idx == one)
+                acc += v;
+            else if (idx == minus_one)
+                acc -= v;
+            else
+                acc += v * dict[idx];
+        }
+        out[r] = acc;
+    }
+}
+
+// out[i] = w[idx[i]]: the A and B scalar vectors, gathered by the circuit's fixed densities.
+__global__ void cuzk_gather(fr_t* out, const fr_t* w, const uint32_t* idx, size_t n)
+{
+    size_t stride = (size_t)blockDim.x * gridDim.x;
+    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < n; i += stride)
+        out[i] = w[idx[i]];
 }
 
 #ifndef __CUDA_ARCH__
@@ -217,13 +280,10 @@ cuzk_status cuzk_ntt(int ordinal, fr_t* inout, uint32_t lg, int inverse, int cos
     });
 }
 
-// Uploads `n` values into a zero-padded 2^lg buffer and takes them from evaluations on the
-// domain to evaluations on the coset (inverse NTT, then coset NTT; bit-reversed in between).
-static void to_coset(stream_t& s, fr_t* d, const fr_t* host, size_t n, uint32_t lg)
+// Takes a zero-padded 2^lg buffer from evaluations on the domain to evaluations on the coset
+// (inverse NTT, then coset NTT; bit-reversed in between).
+static void to_coset(stream_t& s, fr_t* d, uint32_t lg)
 {
-    size_t size = (size_t)1 << lg;
-    s.HtoD(d, host, n);
-    if (n < size) s.bzero(d + n, size - n);
     if (lg == 0)
         return; // one point: every transform is the identity (sppark's kernels need two)
     NTT::Base_dev_ptr(s, d, lg, NTT::InputOutputOrder::NR, NTT::Direction::inverse,
@@ -231,6 +291,51 @@ static void to_coset(stream_t& s, fr_t* d, const fr_t* host, size_t n, uint32_t 
     NTT::Base_dev_ptr(s, d, lg, NTT::InputOutputOrder::RN, NTT::Direction::forward,
                       NTT::Type::coset);
 }
+
+} // extern "C"
+
+// h = (a·b − c)/Z in coefficient form on the device. `fill(d, size)` writes a, b, c into the
+// three zero-padded 2^lg buffers d[0..3) on streams 0, 1, 2 of `gpu`; `h_out`, `h_msm` and
+// `msm_out` are as cuzk_quotient describes.
+template<class F>
+static cuzk_status quotient_with(const gpu_t* gpu, uint32_t lg, const fr_t* z_inv, fr_t* h_out,
+                                 msm_g1_t* h_msm, size_t h_len, point_t* msm_out, F fill)
+{
+    size_t size = (size_t)1 << lg;
+    if (h_len > size)
+        return status_of(CUZK_BAD_ARGUMENT, "H query longer than the domain");
+    dev_ptr_t<fr_t> d_a{size, (*gpu)[0]};
+    {
+        dev_ptr_t<fr_t> d_b{size, (*gpu)[1]}, d_c{size, (*gpu)[2]};
+        fr_t* d[3] = {&d_a[0], &d_b[0], &d_c[0]};
+        fill(d, size);
+        for (int i = 0; i < 3; i++)
+            to_coset((*gpu)[i], d[i], lg);
+        (*gpu)[1].sync();
+        (*gpu)[2].sync();
+        cuzk_combine_abc<<<gpu->sm_count() * 4, 256, 0, (*gpu)[0]>>>(
+            &d_a[0], &d_b[0], &d_c[0], *z_inv, size);
+        CUDA_OK(cudaGetLastError());
+        if (lg > 0)
+            NTT::Base_dev_ptr((*gpu)[0], &d_a[0], lg, NTT::InputOutputOrder::NN,
+                              NTT::Direction::inverse, NTT::Type::coset);
+        (*gpu)[0].sync();
+    }
+    if (h_out) {
+        (*gpu)[0].DtoH(h_out, &d_a[0], size);
+        (*gpu)[0].sync();
+    }
+    if (h_msm) {
+        if (h_len == 0) {
+            msm_out->inf();
+            return ok();
+        }
+        return from_rust(h_msm->invoke(*msm_out, (const affine_t*)nullptr, h_len, d_a, true));
+    }
+    return ok();
+}
+
+extern "C" {
 
 // The quotient h = (a·b − c)/Z in coefficient form, computed on the device; a, b, c (length n)
 // cross the bus once. If `h_out` is set, the 2^lg coefficients are copied back. If `h_msm` is
@@ -242,39 +347,286 @@ cuzk_status cuzk_quotient(int ordinal, const fr_t* a, const fr_t* b, const fr_t*
 {
     return guarded([&] {
         CUZK_GPU(gpu, ordinal);
-        size_t size = (size_t)1 << lg;
-        if (n > size || h_len > size)
+        if (n > ((size_t)1 << lg))
             return status_of(CUZK_BAD_ARGUMENT, "witness longer than the domain");
-        dev_ptr_t<fr_t> d_a{size, (*gpu)[0]};
-        {
-            dev_ptr_t<fr_t> d_b{size, (*gpu)[1]}, d_c{size, (*gpu)[2]};
-            to_coset((*gpu)[0], &d_a[0], a, n, lg);
-            to_coset((*gpu)[1], &d_b[0], b, n, lg);
-            to_coset((*gpu)[2], &d_c[0], c, n, lg);
-            (*gpu)[1].sync();
-            (*gpu)[2].sync();
-            cuzk_combine_abc<<<gpu->sm_count() * 4, 256, 0, (*gpu)[0]>>>(
-                &d_a[0], &d_b[0], &d_c[0], *z_inv, size);
-            CUDA_OK(cudaGetLastError());
-            if (lg > 0)
-                NTT::Base_dev_ptr((*gpu)[0], &d_a[0], lg, NTT::InputOutputOrder::NN,
-                                  NTT::Direction::inverse, NTT::Type::coset);
-            (*gpu)[0].sync();
-        }
-        if (h_out) {
-            (*gpu)[0].DtoH(h_out, &d_a[0], size);
-            (*gpu)[0].sync();
-        }
-        if (h_msm) {
-            if (h_len == 0) {
-                msm_out->inf();
-                return ok();
+        const fr_t* host[3] = {a, b, c};
+        return quotient_with(gpu, lg, z_inv, h_out, h_msm, h_len, msm_out,
+                             [&](fr_t* d[3], size_t size) {
+            for (int i = 0; i < 3; i++) {
+                (*gpu)[i].HtoD(d[i], host[i], n);
+                if (n < size) (*gpu)[i].bzero(d[i] + n, size - n);
             }
-            return from_rust(h_msm->invoke(*msm_out, (const affine_t*)nullptr, h_len, d_a, true));
+        });
+    });
+}
+
+// A matrix as cuzk-pce holds it on the host.
+struct cuzk_matrix_host {
+    const uint32_t* row_starts; // rows + 1 words
+    size_t rows;
+    const uint32_t* entries;
+    size_t nnz;
+    const uint32_t* escapes;
+    size_t nescapes;
+    const uint32_t* marks;      // escapes before every chunk_rows-th row, then the total
+    size_t nmarks;
+    const fr_t* dict;
+    size_t ndict;
+    uint32_t chunk_rows;
+    uint32_t one, minus_one;    // dictionary indices of ±1; ~0 when absent
+};
+
+} // extern "C"
+
+template<class T> static void upload_now(const gpu_t& gpu, dev_ptr_t<T>& d, const T* h, size_t n)
+{
+    if (n) gpu[0].HtoD(&d[0], h, n);
+}
+
+// One matrix in device memory, with its per-row escape offsets.
+struct dev_matrix_t {
+    size_t rows;
+    uint32_t one, minus_one;
+    dev_ptr_t<uint32_t> row_starts, entries, escapes, row_esc;
+    dev_ptr_t<fr_t> dict;
+
+    dev_matrix_t(const gpu_t& gpu, const cuzk_matrix_host& m)
+    : rows(m.rows), one(m.one), minus_one(m.minus_one), row_starts(m.rows + 1),
+      entries(m.nnz), escapes(m.nescapes), row_esc(m.rows), dict(m.ndict)
+    {
+        upload_now(gpu, row_starts, m.row_starts, m.rows + 1);
+        upload_now(gpu, entries, m.entries, m.nnz);
+        upload_now(gpu, escapes, m.escapes, m.nescapes);
+        upload_now(gpu, dict, m.dict, m.ndict);
+        dev_ptr_t<uint32_t> marks{m.nmarks};
+        upload_now(gpu, marks, m.marks, m.nmarks);
+        if (rows) {
+            cuzk_row_escapes<<<gpu.sm_count(), 256, 0, gpu[0]>>>(
+                &row_esc[0], &row_starts[0], &entries[0], &marks[0], rows, m.chunk_rows);
+            CUDA_OK(cudaGetLastError());
+        }
+        gpu[0].sync();
+    }
+
+    // out[0..rows) = M · w on stream `s`.
+    void apply(const gpu_t& gpu, const stream_t& s, fr_t* out, const fr_t* w) const
+    {
+        if (rows == 0) return;
+        cuzk_spmv<<<gpu.sm_count() * 8, 256, 0, s>>>(out, &row_starts[0], &entries[0],
+                                                   &escapes[0], &row_esc[0], &dict[0], one,
+                                                   minus_one, w, rows);
+        CUDA_OK(cudaGetLastError());
+    }
+};
+
+// Host-to-device copies through two pinned staging buffers filled by several threads: the
+// driver's pageable path copies on one thread through small buffers.
+class staged_upload_t {
+    static constexpr size_t CHUNK = (size_t)64 << 20;
+    void* stage[2] = {nullptr, nullptr};
+    cudaEvent_t done[2] = {nullptr, nullptr};
+    unsigned threads;
+
+    static void fill(void* dst, const void* src, size_t bytes, unsigned threads)
+    {
+        if (threads < 2 || bytes < ((size_t)1 << 20)) {
+            memcpy(dst, src, bytes);
+            return;
+        }
+        std::vector<std::thread> pool;
+        size_t part = (bytes / threads + 63) & ~(size_t)63;
+        for (unsigned t = 0; t < threads; t++) {
+            size_t off = t * part;
+            if (off >= bytes) break;
+            size_t len = std::min(part, bytes - off);
+            pool.emplace_back([=] { memcpy((char*)dst + off, (const char*)src + off, len); });
+        }
+        for (auto& th : pool) th.join();
+    }
+
+public:
+    staged_upload_t()
+    {
+        threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency() / 2));
+        for (int i = 0; i < 2; i++) {
+            CUDA_OK(cudaHostAlloc(&stage[i], CHUNK, cudaHostAllocDefault));
+            CUDA_OK(cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming));
+        }
+    }
+    ~staged_upload_t()
+    {
+        for (int i = 0; i < 2; i++) {
+            if (done[i]) (void)cudaEventSynchronize(done[i]), (void)cudaEventDestroy(done[i]);
+            if (stage[i]) (void)cudaFreeHost(stage[i]);
+        }
+    }
+    staged_upload_t(const staged_upload_t&) = delete;
+    staged_upload_t& operator=(const staged_upload_t&) = delete;
+
+    // Copies `bytes` from host `src` to device `dst` on `s`; returns when the data is there.
+    void copy(const stream_t& s, void* dst, const void* src, size_t bytes)
+    {
+        for (size_t off = 0, k = 0; off < bytes; off += CHUNK, k++) {
+            size_t len = std::min(CHUNK, bytes - off);
+            int i = k & 1;
+            CUDA_OK(cudaEventSynchronize(done[i])); // the copy that last read stage[i]
+            fill(stage[i], (const char*)src + off, len, threads);
+            CUDA_OK(cudaMemcpyAsync((char*)dst + off, stage[i], len, cudaMemcpyHostToDevice, s));
+            CUDA_OK(cudaEventRecord(done[i], s));
+        }
+        s.sync();
+    }
+};
+
+// A circuit's PCE resident on one GPU: the three matrices, the A and B gathers over
+// w = input ‖ aux, a device buffer for w, and the staging buffers that upload it.
+struct cuzk_pce_t {
+    const gpu_t& gpu;
+    size_t num_inputs, num_aux, a_len, b_len;
+    dev_matrix_t a, b, c;
+    dev_ptr_t<uint32_t> a_idx, b_idx;
+    dev_ptr_t<fr_t> w;
+    staged_upload_t staging;
+
+    cuzk_pce_t(const gpu_t& gpu, const cuzk_matrix_host m[3], size_t num_inputs,
+               size_t num_aux, const uint32_t* a_idx_h, size_t a_len, const uint32_t* b_idx_h,
+               size_t b_len)
+    : gpu(gpu), num_inputs(num_inputs), num_aux(num_aux), a_len(a_len), b_len(b_len),
+      a(gpu, m[0]), b(gpu, m[1]), c(gpu, m[2]), a_idx(a_len), b_idx(b_len),
+      w(num_inputs + num_aux)
+    {
+        upload_now(gpu, a_idx, a_idx_h, a_len);
+        upload_now(gpu, b_idx, b_idx_h, b_len);
+        gpu[0].sync();
+    }
+
+    size_t rows() const { return a.rows; }
+};
+
+extern "C" {
+
+cuzk_status cuzk_pce_new(int ordinal, const cuzk_matrix_host m[3], size_t num_inputs,
+                         size_t num_aux, const uint32_t* a_idx, size_t a_len,
+                         const uint32_t* b_idx, size_t b_len, cuzk_pce_t** out)
+{
+    *out = nullptr;
+    return guarded([&] {
+        CUZK_GPU(gpu, ordinal);
+        if (m[1].rows != m[0].rows || m[2].rows != m[0].rows)
+            return status_of(CUZK_BAD_ARGUMENT, "A, B and C have different row counts");
+        if (num_inputs + num_aux >= ((size_t)1 << 28) || num_inputs == 0)
+            return status_of(CUZK_BAD_ARGUMENT, "column count out of range");
+        for (int i = 0; i < 3; i++) {
+            const cuzk_matrix_host& x = m[i];
+            if (x.chunk_rows == 0 || x.nmarks != (x.rows + x.chunk_rows - 1) / x.chunk_rows + 1
+                || x.row_starts[x.rows] != x.nnz || x.marks[x.nmarks - 1] != x.nescapes)
+                return status_of(CUZK_BAD_ARGUMENT, "matrix sections do not fit together");
+        }
+        *out = new cuzk_pce_t(*gpu, m, num_inputs, num_aux, a_idx, a_len, b_idx, b_len);
+        return ok();
+    });
+}
+
+void cuzk_pce_free(cuzk_pce_t* pce)
+{   try { delete pce; } catch (...) {}   }
+
+// Uploads one witness (input: num_inputs values, ONE first; aux: num_aux values).
+cuzk_status cuzk_pce_upload(cuzk_pce_t* pce, const fr_t* input, const fr_t* aux)
+{
+    return guarded([&] {
+        pce->gpu.select();
+        pce->staging.copy(pce->gpu[0], &pce->w[0], input, pce->num_inputs * sizeof(fr_t));
+        pce->staging.copy(pce->gpu[0], &pce->w[pce->num_inputs], aux,
+                          pce->num_aux * sizeof(fr_t));
+        return ok();
+    });
+}
+
+// The uploaded witness's products A·w, B·w, C·w (rows values each) copied back.
+cuzk_status cuzk_pce_products(cuzk_pce_t* pce, fr_t* a, fr_t* b, fr_t* c)
+{
+    return guarded([&] {
+        const gpu_t& gpu = pce->gpu;
+        gpu.select();
+        size_t rows = pce->rows();
+        dev_ptr_t<fr_t> d{std::max(rows, (size_t)1), gpu[0]};
+        fr_t* host[3] = {a, b, c};
+        const dev_matrix_t* m[3] = {&pce->a, &pce->b, &pce->c};
+        for (int i = 0; i < 3; i++) {
+            m[i]->apply(gpu, gpu[0], &d[0], &pce->w[0]);
+            if (rows) gpu[0].DtoH(host[i], &d[0], rows);
+            gpu[0].sync();
         }
         return ok();
     });
 }
+
+// cuzk_quotient for the uploaded witness: a, b, c are the matrices' products, with the
+// `input · 0 = 0` rows (a gets the inputs, b and c zeros) after the constraints.
+cuzk_status cuzk_pce_quotient(cuzk_pce_t* pce, uint32_t lg, const fr_t* z_inv, fr_t* h_out,
+                              msm_g1_t* h_msm, size_t h_len, point_t* msm_out)
+{
+    return guarded([&] {
+        const gpu_t& gpu = pce->gpu;
+        gpu.select();
+        size_t n = pce->rows() + pce->num_inputs;
+        if (n > ((size_t)1 << lg))
+            return status_of(CUZK_BAD_ARGUMENT, "circuit larger than the domain");
+        const dev_matrix_t* m[3] = {&pce->a, &pce->b, &pce->c};
+        return quotient_with(&gpu, lg, z_inv, h_out, h_msm, h_len, msm_out,
+                             [&](fr_t* d[3], size_t size) {
+            size_t rows = pce->rows();
+            for (int i = 0; i < 3; i++) {
+                m[i]->apply(gpu, gpu[i], d[i], &pce->w[0]);
+                if (i == 0)
+                    CUDA_OK(cudaMemcpyAsync(d[0] + rows, &pce->w[0],
+                                            pce->num_inputs * sizeof(fr_t),
+                                            cudaMemcpyDeviceToDevice, gpu[0]));
+                else
+                    gpu[i].bzero(d[i] + rows, pce->num_inputs);
+                if (n < size) gpu[i].bzero(d[i] + n, size - n);
+            }
+        });
+    });
+}
+
+// Which scalars of the uploaded witness an MSM takes: L the aux values, A and B the gathers.
+enum : int32_t { CUZK_PCE_L = 0, CUZK_PCE_A = 1, CUZK_PCE_B = 2 };
+
+} // extern "C"
+
+// Runs `msm` over scalars `which` of the uploaded witness, in device memory.
+template<class A, class M, class P>
+static cuzk_status pce_msm(cuzk_pce_t* pce, M* msm, int32_t which, P* out)
+{
+    return guarded([&] {
+        const gpu_t& gpu = pce->gpu;
+        gpu.select();
+        if (which == CUZK_PCE_L) {
+            if (pce->num_aux == 0) { out->inf(); return ok(); }
+            dev_ptr_t<fr_t> aux{&pce->w[pce->num_inputs]};
+            return from_rust(msm->invoke(*out, (const A*)nullptr, pce->num_aux, aux, true));
+        }
+        if (which != CUZK_PCE_A && which != CUZK_PCE_B)
+            return status_of(CUZK_BAD_ARGUMENT, "unknown PCE scalar set");
+        size_t n = which == CUZK_PCE_A ? pce->a_len : pce->b_len;
+        if (n == 0) { out->inf(); return ok(); }
+        const uint32_t* idx = which == CUZK_PCE_A ? &pce->a_idx[0] : &pce->b_idx[0];
+        dev_ptr_t<fr_t> s{n, gpu[0]};
+        cuzk_gather<<<gpu.sm_count() * 4, 256, 0, gpu[0]>>>(&s[0], &pce->w[0], idx, n);
+        CUDA_OK(cudaGetLastError());
+        gpu[0].sync();
+        return from_rust(msm->invoke(*out, (const A*)nullptr, n, s, true));
+    });
+}
+
+extern "C" {
+
+cuzk_status cuzk_pce_msm_g1(cuzk_pce_t* pce, msm_g1_t* msm, int32_t which, point_t* out)
+{   return pce_msm<affine_t>(pce, msm, which, out);   }
+
+cuzk_status cuzk_pce_msm_g2(cuzk_pce_t* pce, msm_g2_t* msm, int32_t which, point_fp2_t* out)
+{   return pce_msm<affine_fp2_t>(pce, msm, which, out);   }
 
 } // extern "C"
 

@@ -23,11 +23,11 @@ for line in sys.stdin:
 }
 { build test --release; build bench; } | while read -r kind name exe; do
   cp "$exe" "$stage/$kind-$name"
-  strip --strip-debug "$stage/$kind-$name"
+  strip --strip-all "$stage/$kind-$name"
 done
 cargo build --release -p cuzk-daemon --features cuda --bin cuzk
 cp target/release/cuzk "$stage/cuzk"
-strip --strip-debug "$stage/cuzk"
+strip --strip-all "$stage/cuzk"
 cat > "$stage/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs every staged GPU test (ignored ones included), then the GPU benchmark. Output goes to

@@ -17,7 +17,7 @@ pub mod vanilla;
 pub mod witness;
 
 pub use c1::{C1Error, C1Input};
-pub use porep::{PorepError, SealShape, SectorIds, Synthesis};
+pub use porep::{PartitionColumns, PorepError, SealShape, SectorIds, Synthesis};
 pub use registry::RegisteredSealProof;
 pub use stacked::{StackedCircuit, StackedShape};
 pub use vanilla::VanillaError;

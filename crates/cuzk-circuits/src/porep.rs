@@ -169,6 +169,31 @@ impl SealShape {
         partition: usize,
         synthesis: Synthesis<'_>,
     ) -> Result<PartitionWitness, PorepError> {
+        self.check_partition(c1, partition)?;
+        let mut one = partition_witnesses(self, c1, synthesis, Some(partition))?;
+        Ok(one.remove(0))
+    }
+
+    /// Partition `partition`'s witness columns from the native generator, without a, b, c: for
+    /// a backend that keeps the circuit's PCE and evaluates them itself.
+    pub fn partition_columns(
+        &self,
+        c1: &C1Input,
+        partition: usize,
+    ) -> Result<PartitionColumns, PorepError> {
+        self.check_partition(c1, partition)?;
+        let mut one = map_partitions(self, c1, Some(partition), |_, circuit| {
+            Ok(circuit.native_witness()?)
+        })?;
+        let ((input, aux), public_inputs) = one.remove(0);
+        Ok(PartitionColumns {
+            input,
+            aux,
+            public_inputs,
+        })
+    }
+
+    fn check_partition(&self, c1: &C1Input, partition: usize) -> Result<(), PorepError> {
         self.check_proof(c1)?;
         if partition >= self.partitions() {
             return Err(PorepError::Malformed(format!(
@@ -177,8 +202,7 @@ impl SealShape {
                 self.partitions()
             )));
         }
-        let mut one = partition_witnesses(self, c1, synthesis, Some(partition))?;
-        Ok(one.remove(0))
+        Ok(())
     }
 
     fn check_proof(&self, c1: &C1Input) -> Result<(), PorepError> {
@@ -326,6 +350,15 @@ pub struct PartitionWitness {
     pub public_inputs: Vec<Fr>,
 }
 
+/// One partition's witness columns without a, b, c, and its public inputs.
+#[derive(Debug)]
+pub struct PartitionColumns {
+    /// Input column values; `input[0]` is ONE.
+    pub input: Vec<Fr>,
+    pub aux: Vec<Fr>,
+    pub public_inputs: Vec<Fr>,
+}
+
 /// What identifies a sealed sector to C2's verifier, as C1 carries it: little-endian field
 /// elements, and the interactive seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -371,6 +404,34 @@ fn partition_witnesses(
     synthesis: Synthesis<'_>,
     only: Option<usize>,
 ) -> Result<Vec<PartitionWitness>, PorepError> {
+    let made = map_partitions(shape, c1, only, |k, circuit| match synthesis {
+        Synthesis::Full => Witness::synthesize(circuit).map_err(|e| PorepError::Prove {
+            partition: k,
+            source: e.into(),
+        }),
+        Synthesis::Pce(pce) => Ok(pce.witness(circuit)?),
+        Synthesis::Native(pce) => {
+            let (input, aux) = circuit.native_witness()?;
+            Ok(pce.evaluate(input, aux)?)
+        }
+    })?;
+    Ok(made
+        .into_iter()
+        .map(|(witness, public_inputs)| PartitionWitness {
+            witness,
+            public_inputs,
+        })
+        .collect())
+}
+
+/// Builds and checks each partition's circuit (only partition `only` if set), in parallel, and
+/// `make`s something of it; with the public inputs its proof verifies against.
+fn map_partitions<T: Send>(
+    shape: &SealShape,
+    c1: &C1Input,
+    only: Option<usize>,
+    make: impl Fn(usize, StackedCircuit<'_>) -> Result<T, PorepError> + Sync,
+) -> Result<Vec<(T, Vec<Fr>)>, PorepError> {
     let ids = SectorIds::of(c1);
     let values = ids.values()?;
     let stacked = shape.stacked();
@@ -383,21 +444,7 @@ fn partition_witnesses(
         .map(|(k, proofs)| {
             let (circuit, challenges) = shape.checked_circuit(&ids, values, k, proofs)?;
             let public_inputs = stacked.public_inputs(&graph, values, &challenges);
-            let witness = match synthesis {
-                Synthesis::Full => Witness::synthesize(circuit).map_err(|e| PorepError::Prove {
-                    partition: k,
-                    source: e.into(),
-                })?,
-                Synthesis::Pce(pce) => pce.witness(circuit)?,
-                Synthesis::Native(pce) => {
-                    let (input, aux) = circuit.native_witness()?;
-                    pce.evaluate(input, aux)?
-                }
-            };
-            Ok(PartitionWitness {
-                witness,
-                public_inputs,
-            })
+            Ok((make(k, circuit)?, public_inputs))
         })
         .collect()
 }

@@ -1,6 +1,6 @@
 //! For the bundled 2 KiB and 8 MiB sectors, the PCE paths (witness-only synthesis or the native
-//! witness generator, then the mat-vec) yield exactly the witness of full synthesis, and a PCE
-//! file survives a round trip.
+//! witness generator, then the mat-vec) yield exactly the witness of full synthesis, the
+//! columns-only path its input and aux, and a PCE file survives a round trip.
 
 use std::path::Path;
 
@@ -19,6 +19,15 @@ fn check(size: &str) {
     let native = shape.witnesses(&c1, Synthesis::Native(&pce)).unwrap();
     assert_eq!(full.len(), fast.len());
     assert_eq!(full.len(), native.len());
+    for (k, f) in full.iter().enumerate() {
+        let cols = shape.partition_columns(&c1, k).unwrap();
+        assert_eq!(cols.public_inputs, f.public_inputs, "{size} partition {k}");
+        assert!(
+            cols.input == f.witness.input && cols.aux == f.witness.aux,
+            "{size} partition {k}: columns differ from full synthesis"
+        );
+    }
+    assert!(shape.partition_columns(&c1, full.len()).is_err());
     for ((f, p), n) in full.iter().zip(&fast).zip(&native) {
         assert_eq!(f.public_inputs, p.public_inputs);
         assert!(

@@ -153,6 +153,11 @@ pub struct EngineSection {
     /// With `pce`: witnesses from the native generator (`true`) or from witness-only
     /// synthesis of the circuit (`false`, the reference path).
     pub native_witness: bool,
+    /// With `pce` and `backend = "gpu"`: each GPU keeps the circuit's PCE in device memory and
+    /// evaluates a, b, c there, so CPU workers make only the witness columns and a proof sends
+    /// `input ‖ aux` over the bus instead of a, b, c and every MSM's scalars (`false`: the
+    /// mat-vec runs on the host).
+    pub device_pce: bool,
     pub check_params: CheckParams,
     /// How long an uncollected result is kept, in seconds.
     pub result_ttl_secs: u64,
@@ -182,6 +187,7 @@ impl Default for EngineSection {
             max_batch: 1,
             pce: true,
             native_witness: true,
+            device_pce: true,
             check_params: CheckParams::Trusted,
             result_ttl_secs: 24 * 3600,
             max_restarts: 3,
@@ -645,6 +651,15 @@ mod tests {
         assert!(!s.engine.native_witness && s.engine.pce);
         let s = load("", &[("CUZK_ENGINE_NATIVE_WITNESS", "false")]).unwrap();
         assert!(!s.engine.native_witness);
+    }
+
+    #[test]
+    fn the_device_pce_is_the_default_and_can_be_switched_off() {
+        assert!(load("", &[]).unwrap().engine.device_pce);
+        let s = load("[engine]\ndevice_pce = false", &[]).unwrap();
+        assert!(!s.engine.device_pce);
+        let s = load("", &[("CUZK_ENGINE_DEVICE_PCE", "false")]).unwrap();
+        assert!(!s.engine.device_pce);
     }
 
     #[test]

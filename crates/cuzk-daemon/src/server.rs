@@ -73,7 +73,12 @@ fn devices(s: &Settings) -> Result<(Vec<DeviceSlot>, Vec<DeviceInfo>)> {
             }),
         });
         let kinds = s.gpu_kinds.get(&o).cloned().unwrap_or_default();
-        slots.push(DeviceSlot::new(format!("gpu{o}"), Arc::new(gpu)).only(kinds));
+        let gpu = Arc::new(gpu);
+        let mut slot = DeviceSlot::new(format!("gpu{o}"), gpu.clone()).only(kinds);
+        if e.pce && e.device_pce {
+            slot = slot.with_pce_backend(gpu);
+        }
+        slots.push(slot);
     }
     Ok((slots, infos))
 }

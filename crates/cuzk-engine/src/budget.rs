@@ -117,6 +117,11 @@ impl Meter {
         self.scale(values * FR + bits)
     }
 
+    /// A partition of witness columns only (the device evaluates a, b, c).
+    pub fn columns(self, input: &[Fr], aux: &[Fr]) -> u64 {
+        self.scale(FR * (input.len() + aux.len()) as u64)
+    }
+
     /// Before any partition of a circuit was measured: the lengths the key implies, doubled
     /// (a vector grown by pushing may hold up to twice its length, and at least 4 items).
     pub fn witness_bound(self, pk: &ProvingKey) -> u64 {

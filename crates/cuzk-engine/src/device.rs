@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use cuzk_groth16::backend::{Backend, Footprint};
 use cuzk_groth16::params::ProvingKey;
+use cuzk_pce::{Pce, PceBackend};
 
 use crate::job::Priority;
 use crate::kind::CircuitId;
@@ -22,6 +23,9 @@ pub struct DeviceSlot {
     pub backend: Arc<dyn Backend>,
     /// Proof kinds this device takes; empty for every kind.
     pub kinds: Vec<String>,
+    /// Set when the device can evaluate a circuit's PCE itself (the GPU keeps the matrices in
+    /// device memory): with every device so, CPU workers make only witness columns.
+    pub pce_backend: Option<Arc<dyn PceBackend>>,
 }
 
 impl std::fmt::Debug for DeviceSlot {
@@ -30,6 +34,7 @@ impl std::fmt::Debug for DeviceSlot {
             .field("label", &self.label)
             .field("backend", &self.backend.name())
             .field("kinds", &self.kinds)
+            .field("pce_backend", &self.pce_backend.as_ref().map(|b| b.name()))
             .finish()
     }
 }
@@ -41,7 +46,14 @@ impl DeviceSlot {
             label: label.into(),
             backend,
             kinds: Vec::new(),
+            pce_backend: None,
         }
+    }
+
+    /// Lets the device prove from witness columns through `b` (see [`DeviceSlot::pce_backend`]).
+    pub fn with_pce_backend(mut self, b: Arc<dyn PceBackend>) -> Self {
+        self.pce_backend = Some(b);
+        self
     }
 
     /// Restricts the device to `kinds` (an empty list keeps every kind).
@@ -54,19 +66,34 @@ impl DeviceSlot {
         self.kinds.is_empty() || self.kinds.iter().any(|k| k == kind)
     }
 
-    /// The device's memory limit and `pk`'s footprint on it, for a backend with memory of its
-    /// own.
-    fn memory(&self, pk: &ProvingKey) -> Option<(u64, Footprint)> {
-        Some((self.backend.device_memory()?, self.backend.footprint(pk)?))
+    /// `pk`'s footprint on this device; with `pce` (a partition of columns) plus what the
+    /// circuit's matrices keep there.
+    pub(crate) fn footprint(&self, pk: &ProvingKey, pce: Option<&Pce>) -> Option<Footprint> {
+        let mut f = self.backend.footprint(pk)?;
+        if let (Some(pce), Some(b)) = (pce, &self.pce_backend) {
+            f.resident += b.resident_bytes(pce);
+        }
+        Some(f)
     }
 
-    /// Why this device can never prove `kind` under `pk`, or `None` if it can. Checked for
-    /// every queued partition whenever a device looks for work, so it allocates nothing.
-    pub(crate) fn refusal(&self, kind: &str, pk: &ProvingKey) -> Option<Refusal> {
+    /// The device's memory limit and the footprint on it, for a backend with memory of its own.
+    fn memory(&self, pk: &ProvingKey, pce: Option<&Pce>) -> Option<(u64, Footprint)> {
+        Some((self.backend.device_memory()?, self.footprint(pk, pce)?))
+    }
+
+    /// Why this device can never prove `kind` under `pk` (from columns of `pce`'s circuit when
+    /// set), or `None` if it can. Checked for every queued partition whenever a device looks
+    /// for work, so it allocates nothing.
+    pub(crate) fn refusal(
+        &self,
+        kind: &str,
+        pk: &ProvingKey,
+        pce: Option<&Pce>,
+    ) -> Option<Refusal> {
         if !self.accepts(kind) {
             return Some(Refusal::Kind);
         }
-        match self.memory(pk) {
+        match self.memory(pk, pce) {
             Some((limit, f)) if f.call(1) > limit => Some(Refusal::Memory {
                 limit,
                 needed: f.call(1),
@@ -77,8 +104,8 @@ impl DeviceSlot {
 
     /// How many of `want` proofs under `pk` one call may take (at least 1; eligibility is
     /// [`DeviceSlot::refusal`]'s business).
-    pub(crate) fn batch_limit(&self, pk: &ProvingKey, want: usize) -> usize {
-        match self.memory(pk) {
+    pub(crate) fn batch_limit(&self, pk: &ProvingKey, pce: Option<&Pce>, want: usize) -> usize {
+        match self.memory(pk, pce) {
             Some((limit, f)) if f.per_proof > 0 => {
                 let fit = limit.saturating_sub(f.resident) / f.per_proof;
                 (fit as usize).clamp(1, want.max(1))

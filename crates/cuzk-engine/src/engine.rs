@@ -248,6 +248,9 @@ pub(crate) struct State {
 pub(crate) struct Shared {
     pub(crate) registry: Registry,
     pub(crate) devices: Vec<DeviceSlot>,
+    /// Every device evaluates PCEs itself ([`DeviceSlot::pce_backend`]): partitions of
+    /// circuits with a PCE are made as columns only.
+    pub(crate) columns: bool,
     pub(crate) meter: Meter,
     pub(crate) max_batch: usize,
     validation: Validation,
@@ -305,6 +308,7 @@ impl Engine {
         let started = Instant::now();
         let shared = Arc::new(Shared {
             registry: cfg.registry,
+            columns: !cfg.devices.is_empty() && cfg.devices.iter().all(|d| d.pce_backend.is_some()),
             devices: cfg.devices,
             meter: cfg.meter,
             max_batch: cfg.max_batch,
@@ -725,7 +729,7 @@ impl Shared {
         {
             let st = self.lock();
             if let Some(key) = st.residency.get(&circuit).and_then(|e| e.warm.clone()) {
-                self.placement(&req.kind, &key)
+                self.placement(&req.kind, &key, None)
                     .map_err(|reason| EngineError::NoDevice {
                         kind: req.kind.clone(),
                         reason,
@@ -776,11 +780,17 @@ impl Shared {
         }
     }
 
-    /// Whether some device can prove `kind` under `pk`; if none can, why each one cannot.
-    pub(crate) fn placement(&self, kind: &str, pk: &ProvingKey) -> Result<(), String> {
+    /// Whether some device can prove `kind` under `pk` (from columns of `pce`'s circuit when
+    /// set); if none can, why each one cannot.
+    pub(crate) fn placement(
+        &self,
+        kind: &str,
+        pk: &ProvingKey,
+        pce: Option<&cuzk_pce::Pce>,
+    ) -> Result<(), String> {
         let mut why = Vec::new();
         for d in &self.devices {
-            match d.refusal(kind, pk) {
+            match d.refusal(kind, pk, pce) {
                 None => return Ok(()),
                 Some(r) => why.push(d.explain(r)),
             }

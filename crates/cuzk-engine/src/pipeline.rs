@@ -15,7 +15,6 @@
 
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
-use std::slice;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Condvar, Mutex};
@@ -25,12 +24,14 @@ use cuzk_groth16::assignment::Witness;
 use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
 use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
-use cuzk_groth16::Proof;
+use cuzk_groth16::{memory, Fr, Proof, ProverError};
+use cuzk_pce::{HostEvaluated, Pce, PceBackend};
 
+use crate::budget::Meter;
 use crate::device::{pick, Candidate, DeviceSlot, Ledger};
 use crate::engine::Shared;
 use crate::job::{JobId, JobState, Priority, Timings};
-use crate::kind::{CircuitId, PartitionInput, Plan};
+use crate::kind::{CircuitId, Plan};
 use crate::metrics::Counters;
 use crate::trace::Stage;
 
@@ -95,9 +96,78 @@ impl Work {
 /// A synthesised partition waiting for the backend.
 pub(crate) struct Ready {
     work: Work,
-    input: PartitionInput,
+    assignment: Assignment,
+    /// What the partition proof must verify against.
+    public_inputs: Vec<Fr>,
     key: Arc<ProvingKey>,
     timings: Timings,
+}
+
+/// What a backend proves a partition from.
+pub(crate) enum Assignment {
+    /// a, b and c evaluated on the host: any backend proves it.
+    Witness(Witness),
+    /// Only the columns: the device's [`PceBackend`] evaluates a, b and c from `pce`.
+    Columns {
+        input: Vec<Fr>,
+        aux: Vec<Fr>,
+        pce: Arc<Pce>,
+    },
+}
+
+impl Assignment {
+    /// The circuit's PCE when the device evaluates it (for the device memory plan).
+    fn pce(&self) -> Option<&Pce> {
+        match self {
+            Assignment::Witness(_) => None,
+            Assignment::Columns { pce, .. } => Some(pce),
+        }
+    }
+
+    fn bytes(&self, meter: Meter) -> u64 {
+        match self {
+            Assignment::Witness(w) => meter.witness(w),
+            Assignment::Columns { input, aux, .. } => meter.columns(input, aux),
+        }
+    }
+
+    /// One proof on `slot`'s device.
+    fn prove_on(
+        &self,
+        slot: &DeviceSlot,
+        key: &ProvingKey,
+        rs: &Randomness,
+    ) -> Result<Proof, ProverError> {
+        match (self, &slot.pce_backend) {
+            (Assignment::Columns { input, aux, pce }, Some(b)) => {
+                b.prove_assigned(key, pce, input, aux, rs)
+            }
+            (assignment, _) => assignment.prove_with(&*slot.backend, key, rs),
+        }
+    }
+
+    /// One proof on `backend`, evaluating a, b, c on the host if they are not.
+    fn prove_with(
+        &self,
+        backend: &dyn Backend,
+        key: &ProvingKey,
+        rs: &Randomness,
+    ) -> Result<Proof, ProverError> {
+        match self {
+            Assignment::Witness(w) => backend.prove_single(key, w, rs),
+            Assignment::Columns { input, aux, pce } => {
+                HostEvaluated(backend).prove_assigned(key, pce, input, aux, rs)
+            }
+        }
+    }
+
+    /// Hands the large vectors to `memory::recycle`.
+    fn recycle(self) {
+        match self {
+            Assignment::Witness(w) => w.recycle(),
+            Assignment::Columns { aux, .. } => memory::recycle(aux),
+        }
+    }
 }
 
 /// The hand-off between CPU workers and backend workers, and the devices' memory ledgers.
@@ -196,7 +266,9 @@ impl ReadyQueue {
                     .map(|r| Candidate {
                         circuit: &r.work.lease.circuit,
                         priority: r.work.priority,
-                        eligible: slot.refusal(&r.work.kind, &r.key).is_none(),
+                        eligible: slot
+                            .refusal(&r.work.kind, &r.key, r.assignment.pce())
+                            .is_none(),
                     })
                     .collect();
                 pick(&cands, q.ledgers[index].resident_circuit())
@@ -209,7 +281,7 @@ impl ReadyQueue {
         };
         q.idle -= 1;
         let first = *q.items.remove(at?).expect("picked from the queue");
-        let max = slot.batch_limit(&first.key, max);
+        let max = slot.batch_limit(&first.key, first.assignment.pce(), max);
         let mut batch = vec![first];
         let mut i = 0;
         while batch.len() < max && i < q.items.len() {
@@ -219,7 +291,7 @@ impl ReadyQueue {
                 i += 1;
             }
         }
-        let footprint = slot.backend.footprint(&batch[0].key);
+        let footprint = slot.footprint(&batch[0].key, batch[0].assignment.pce());
         q.ledgers[index].start(&batch[0].work.lease.circuit, footprint, batch.len());
         drop(q);
         self.cv.notify_all();
@@ -292,7 +364,9 @@ pub(crate) fn cpu_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Finish>
                 continue;
             }
         };
-        if let Err(reason) = shared.placement(&work.kind, &key) {
+        // With every device evaluating the PCE itself, CPU workers make only columns.
+        let device_pce = pce.as_ref().filter(|_| shared.columns);
+        if let Err(reason) = shared.placement(&work.kind, &key, device_pce.map(|p| &**p)) {
             // Accepted under another configuration (recovered from the store).
             fail(shared, work, format!("no device can prove it: {reason}"));
             continue;
@@ -302,21 +376,32 @@ pub(crate) fn cpu_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Finish>
         }
         let t = Instant::now();
         let synthesized = guarded("synthesis", || {
-            work.plan
-                .synthesize(work.partition, pce.as_deref())
+            let columns = device_pce.and_then(|pce| {
+                let made = work.plan.columns(work.partition, pce)?;
+                Some(made.map(|c| {
+                    let (input, aux, pce) = (c.input, c.aux, pce.clone());
+                    (Assignment::Columns { input, aux, pce }, c.public_inputs)
+                }))
+            });
+            columns
+                .unwrap_or_else(|| {
+                    let p = work.plan.synthesize(work.partition, pce.as_deref())?;
+                    Ok((Assignment::Witness(p.witness), p.public_inputs))
+                })
                 .map_err(|e| e.to_string())
         });
         match synthesized {
             Err(reason) => fail(shared, work, reason),
-            Ok(input) => {
+            Ok((assignment, public_inputs)) => {
                 timings.synthesis_ms = ms(t.elapsed());
                 let (job, p) = (work.job, work.partition);
                 shared.trace.record(job, p, Stage::Synthesis, index, t);
-                let bytes = shared.meter.witness(&input.witness);
+                let bytes = assignment.bytes(shared.meter);
                 shared.measured(&mut work.lease, bytes);
                 let ready = Box::new(Ready {
                     work,
-                    input,
+                    assignment,
+                    public_inputs,
                     key,
                     timings,
                 });
@@ -365,20 +450,27 @@ pub(crate) fn backend_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Fin
         }
         shared.lock().backend_jobs[index] = Some(live[0].work.job);
         let key = live[0].key.clone();
-        let witnesses: Vec<Witness> = live
-            .iter_mut()
-            .map(|r| std::mem::take(&mut r.input.witness))
-            .collect();
         let rs: Vec<Randomness> = live
             .iter()
             .map(|_| Randomness::random(&mut rand::rngs::OsRng))
             .collect();
+        // Witnesses go in one backend call (a backend may share work across a batch), and
+        // are taken out here so that a panicking backend cannot lose them; columns go one at
+        // a time through the device's `PceBackend`.
+        let witnesses = take_witnesses(&mut live);
         let t = Instant::now();
         let result = guarded("the backend", || {
-            slot.backend
-                .prove(&key, &witnesses, &rs)
-                .map_err(|e| e.to_string())
+            match &witnesses {
+                Some(w) => slot.backend.prove(&key, w, &rs),
+                None => (live.iter().zip(&rs))
+                    .map(|(r, rs)| r.assignment.prove_on(slot, &key, rs))
+                    .collect(),
+            }
+            .map_err(|e| e.to_string())
         });
+        for (r, w) in live.iter_mut().zip(witnesses.into_iter().flatten()) {
+            r.assignment = Assignment::Witness(w);
+        }
         let busy = t.elapsed();
         shared.ready.call_ended(index);
         Counters::add(&shared.counters.backend_busy_ns, busy.as_nanos() as u64);
@@ -396,14 +488,28 @@ pub(crate) fn backend_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Fin
             ],
             Err(e) => vec![Err(e); n],
         };
-        for ((mut r, w), proof) in live.into_iter().zip(witnesses).zip(proofs.drain(..)) {
-            r.input.witness = w;
+        for (mut r, proof) in live.into_iter().zip(proofs.drain(..)) {
             r.timings.backend_ms = ms(busy) / n as u64;
             let (job, p) = (r.work.job, r.work.partition);
             shared.trace.record(job, p, Stage::Backend, index, t);
             let _ = tx.send(Finish::Proved(Box::new((r, index, proof))));
         }
     }
+}
+
+/// Moves the batch's witnesses out for one backend call (the backend takes a slice), if every
+/// item is a witness; `None` (nothing moved) if some are columns.
+fn take_witnesses(batch: &mut [Ready]) -> Option<Vec<Witness>> {
+    let all = (batch.iter()).all(|r| matches!(r.assignment, Assignment::Witness(_)));
+    all.then(|| {
+        batch
+            .iter_mut()
+            .filter_map(|r| match &mut r.assignment {
+                Assignment::Witness(w) => Some(std::mem::take(w)),
+                Assignment::Columns { .. } => None,
+            })
+            .collect()
+    })
 }
 
 pub(crate) fn finisher(shared: &Arc<Shared>, rx: &Receiver<Finish>) {
@@ -423,10 +529,8 @@ pub(crate) fn finisher(shared: &Arc<Shared>, rx: &Receiver<Finish>) {
 fn check(shared: &Shared, ready: Ready, device: &DeviceSlot, proof: Result<Proof, String>) {
     let Ready {
         work,
-        input: PartitionInput {
-            witness,
-            public_inputs,
-        },
+        assignment,
+        public_inputs,
         key,
         timings,
     } = ready;
@@ -444,7 +548,7 @@ fn check(shared: &Shared, ready: Ready, device: &DeviceSlot, proof: Result<Proof
     // Buffers and the lease go before the job is told, so its waiter finds them released.
     let first_error = match proof {
         Ok(p) if valid(&p) => {
-            witness.recycle();
+            assignment.recycle();
             drop(work);
             traced();
             shared.partition_done(job, partition, p, timings);
@@ -460,14 +564,14 @@ fn check(shared: &Shared, ready: Ready, device: &DeviceSlot, proof: Result<Proof
     Counters::add(&shared.counters.verify_failures, 1);
     Counters::add(&shared.counters.cpu_retries, 1);
     let rs = Randomness::random(&mut rand::rngs::OsRng);
-    let retried = CpuBackend.prove(&key, slice::from_ref(&witness), &[rs]);
-    witness.recycle();
+    let retried = assignment.prove_with(&CpuBackend, &key, &rs);
+    assignment.recycle();
     drop(work);
     traced();
     match retried {
-        Ok(p) if p.len() == 1 && valid(&p[0]) => {
+        Ok(p) if valid(&p) => {
             Counters::add(&shared.counters.cpu_retry_successes, 1);
-            shared.partition_done(job, partition, p[0], timings);
+            shared.partition_done(job, partition, p, timings);
         }
         other => {
             let retry = match other {

@@ -2,9 +2,11 @@
 //! partition over a synthetic SRS, and the throughput of such partitions on one GPU against
 //! every GPU of the host. Prints medians; run by tools/gpu-tests.sh.
 //!
-//! `CUZK_GPU_BENCH` picks sections (comma-separated: ntt, msm, porep2k, partition32g, multi32g;
-//! default all but multi32g) and `CUZK_GPU_BENCH_MAX_LOG` caps the NTT/MSM sizes (default 26);
-//! `CUZK_GPU_BENCH_PARTITIONS` sets multi32g's partition count (default 4).
+//! `CUZK_GPU_BENCH` picks sections (comma-separated: ntt, msm, porep2k, partition32g, multi32g,
+//! pce32g; default ntt, msm, porep2k, partition32g) and `CUZK_GPU_BENCH_MAX_LOG` caps the
+//! NTT/MSM sizes (default 26); `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the
+//! multi-GPU runs in multi32g and pce32g (default 4). pce32g extracts the real 32 GiB PCE
+//! (about a minute, 15 GB of host memory) and proves a synthetic partition's native witness.
 //!
 //! The 32 GiB-shaped SRS is **synthetic**: 2^20 distinct random G1 points and 2^18 distinct G2
 //! points tiled to the real query lengths (FACTS.md), with a random witness (2/5 zeros, 2/5
@@ -23,6 +25,7 @@ use cuzk_groth16::density::Density;
 use cuzk_groth16::domain::Domain;
 use cuzk_groth16::params::{ProvingKey, VerifyingKey};
 use cuzk_groth16::Fr;
+use cuzk_pce::PceBackend;
 use ff::Field;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -141,6 +144,26 @@ fn bench_porep_2kib(backend: &GpuBackend) {
         "porep 2KiB: GPU prove of {} partitions: median {t:.2?}",
         w.len()
     );
+    let pce = std::sync::Arc::new(shape.extract_pce().unwrap());
+    let assigned = || {
+        for (w, rs) in w.iter().zip(&rs) {
+            backend
+                .prove_assigned(&pk, &pce, &w.input, &w.aux, rs)
+                .unwrap();
+        }
+    };
+    let t = Instant::now();
+    assigned();
+    println!(
+        "porep 2KiB: first prove_assigned (PCE upload): {:.2?}",
+        t.elapsed()
+    );
+    let t = median(assigned, 5);
+    println!(
+        "porep 2KiB: GPU prove_assigned (a, b, c on the device) of {} partitions: median {t:.2?}",
+        w.len()
+    );
+    backend.evict();
     let t = median(
         || {
             drop(
@@ -157,6 +180,31 @@ fn bench_porep_2kib(backend: &GpuBackend) {
     );
 }
 
+/// A key of random points for a circuit of `inputs` inputs, `rows` a/b/c rows, `aux` aux
+/// columns, `a` A-query and `b` B-query points: 2^20 distinct G1 and 2^18 distinct G2 points
+/// tiled to the lengths.
+fn synthetic_key(inputs: usize, rows: usize, aux: usize, a: usize, b: usize) -> ProvingKey {
+    let (g1, g2) = (random_g1(1 << 20, 3), random_g2(1 << 18, 4));
+    let vk = VerifyingKey {
+        alpha_g1: g1[0],
+        beta_g1: g1[1],
+        beta_g2: g2[0],
+        gamma_g2: g2[1],
+        delta_g1: g1[2],
+        delta_g2: g2[2],
+        ic: tile(&g1, inputs),
+    };
+    let domain = Domain::for_size(rows).unwrap();
+    ProvingKey::from_points(
+        vk,
+        tile(&g1, domain.size() - 1),
+        tile(&g1, aux),
+        tile(&g1, a),
+        tile(&g1, b),
+        tile(&g2, b),
+    )
+}
+
 /// One 32 GiB PoRep partition's shape (FACTS.md): 130,278,541 constraints + 328 input rows,
 /// with a synthetic key and a random witness.
 fn partition_32gib() -> (ProvingKey, [Witness; 1], [Randomness; 1]) {
@@ -166,25 +214,7 @@ fn partition_32gib() -> (ProvingKey, [Witness; 1], [Randomness; 1]) {
     const A_AUX: usize = 129_753_292;
     const B_AUX: usize = 33_112_281;
     let t = Instant::now();
-    let (g1, g2) = (random_g1(1 << 20, 3), random_g2(1 << 18, 4));
-    let vk = VerifyingKey {
-        alpha_g1: g1[0],
-        beta_g1: g1[1],
-        beta_g2: g2[0],
-        gamma_g2: g2[1],
-        delta_g1: g1[2],
-        delta_g2: g2[2],
-        ic: tile(&g1, INPUTS),
-    };
-    let domain = Domain::for_size(ROWS).unwrap();
-    let pk = ProvingKey::from_points(
-        vk,
-        tile(&g1, domain.size() - 1),
-        tile(&g1, AUX),
-        tile(&g1, INPUTS + A_AUX),
-        tile(&g1, 1 + B_AUX),
-        tile(&g2, 1 + B_AUX),
-    );
+    let pk = synthetic_key(INPUTS, ROWS, AUX, INPUTS + A_AUX, 1 + B_AUX);
     let mut input = scalars(INPUTS, 5, false);
     input[0] = Fr::ONE;
     let mut b_input = Density::new(INPUTS);
@@ -222,6 +252,146 @@ fn bench_partition_32gib(backend: &GpuBackend) {
     backend.evict();
 }
 
+/// The real 32 GiB PoRep circuit (its PCE, extracted here) with a synthetic partition's native
+/// witness and a synthetic key: the host path (mat-vec on the CPU, then `prove`) against
+/// `prove_assigned` (a, b, c on the device), the same proof from both, the bytes each sends
+/// over the bus; then `n` such partitions on one GPU against every GPU.
+fn bench_pce_32gib(n: usize) {
+    use cuzk_circuits::SealShape;
+    use std::sync::Arc;
+    let shape = SealShape::from_sector_size("32GiB").unwrap();
+    let t = Instant::now();
+    let pce = Arc::new(shape.extract_pce().unwrap());
+    println!("pce32g: PCE extracted in {:.1?}", t.elapsed());
+    let t = Instant::now();
+    let circuit = shape
+        .stacked()
+        .synthetic(&mut rand_chacha::ChaCha8Rng::seed_from_u64(32));
+    let (input, aux) = circuit.native_witness().unwrap();
+    println!(
+        "pce32g: native witness of a synthetic partition: {:.2?}",
+        t.elapsed()
+    );
+    let d = &pce.density;
+    let (ni, rows) = (pce.num_inputs, pce.num_constraints() + pce.num_inputs);
+    let (a_len, b_len) = (ni + d.a_aux.count(), d.b_input.count() + d.b_aux.count());
+    let t = Instant::now();
+    let pk = synthetic_key(ni, rows, pce.num_aux, a_len, b_len);
+    println!("pce32g: synthetic key built in {:.1?}", t.elapsed());
+    let rs = [Randomness::random(&mut ChaCha20Rng::seed_from_u64(11))];
+    let gib = |bytes: usize| bytes as f64 / (1u64 << 30) as f64;
+    println!(
+        "pce32g: bus bytes per proof: host path {:.2} GiB (a, b, c + L, A, B, B scalars), \
+         prove_assigned {:.2} GiB (input ‖ aux)",
+        gib(32 * (3 * rows + pce.num_aux + a_len + 2 * b_len)),
+        gib(32 * (ni + pce.num_aux))
+    );
+    let backend = GpuBackend::new(0).unwrap();
+    let t = Instant::now();
+    backend.preload(&pk).unwrap();
+    println!("pce32g: key upload {:.2?}", t.elapsed());
+    let mut host_proof = None;
+    let t = median(
+        || {
+            let t = Instant::now();
+            let w = pce.evaluate(input.clone(), aux.clone()).unwrap();
+            let matvec = t.elapsed();
+            host_proof = Some(backend.prove(&pk, std::slice::from_ref(&w), &rs).unwrap());
+            println!(
+                "pce32g: host mat-vec {matvec:.2?}, then prove {:.2?}",
+                t.elapsed() - matvec
+            );
+        },
+        3,
+    );
+    println!("pce32g: host path (CPU mat-vec + prove): median {t:.2?}");
+    let t = Instant::now();
+    let first = backend
+        .prove_assigned(&pk, &pce, &input, &aux, &rs[0])
+        .unwrap();
+    println!(
+        "pce32g: first prove_assigned (PCE upload): {:.2?}",
+        t.elapsed()
+    );
+    assert_eq!(
+        Some(vec![first]),
+        host_proof,
+        "device and host paths disagree"
+    );
+    println!("pce32g: prove_assigned gives the host path's proof");
+    let t = median(
+        || {
+            backend
+                .prove_assigned(&pk, &pce, &input, &aux, &rs[0])
+                .unwrap();
+        },
+        3,
+    );
+    println!("pce32g: prove_assigned: median {t:.2?}");
+    drop(backend);
+
+    let gpus = Device::all().unwrap();
+    if gpus.len() < 2 {
+        return;
+    }
+    let backends: Vec<GpuBackend> = gpus
+        .iter()
+        .map(|d| GpuBackend::new(d.ordinal()).unwrap())
+        .collect();
+    std::thread::scope(|s| {
+        for b in &backends {
+            s.spawn(|| b.prove_assigned(&pk, &pce, &input, &aux, &rs[0]).unwrap());
+        }
+    });
+    let rates = shared_out(&backends, n, |b| {
+        b.prove_assigned(&pk, &pce, &input, &aux, &rs[0]).unwrap();
+    });
+    for (k, el) in rates.iter() {
+        println!(
+            "pce32g: {n} partitions, prove_assigned on {k} GPU(s): {el:.2?}, {:.2} partitions/min",
+            n as f64 / el.as_secs_f64() * 60.0
+        );
+    }
+    if let [(_, one), (k, all)] = rates[..] {
+        println!(
+            "pce32g: throughput {:.2}x on {k} GPUs",
+            one.as_secs_f64() / all.as_secs_f64()
+        );
+    }
+}
+
+/// `n` proofs on the first backend alone, then on all of them (each takes the next proof when
+/// it is free, as the engine's device workers do): (backends used, wall time) per run.
+fn shared_out(
+    backends: &[GpuBackend],
+    n: usize,
+    prove: impl Fn(&GpuBackend) + Sync,
+) -> Vec<(usize, Duration)> {
+    let counts = if backends.len() > 1 {
+        vec![1, backends.len()]
+    } else {
+        vec![1]
+    };
+    counts
+        .into_iter()
+        .map(|k| {
+            let next = AtomicUsize::new(0);
+            let t = Instant::now();
+            std::thread::scope(|s| {
+                for b in &backends[..k] {
+                    let (next, prove) = (&next, &prove);
+                    s.spawn(move || {
+                        while next.fetch_add(1, Ordering::SeqCst) < n {
+                            prove(b);
+                        }
+                    });
+                }
+            });
+            (k, t.elapsed())
+        })
+        .collect()
+}
+
 /// `n` 32 GiB-shaped partitions on GPU 0 alone, then shared out over every GPU (each takes
 /// the next partition when it is free, as the engine's device workers do): the multi-GPU
 /// scaling of the proving work itself.
@@ -250,36 +420,17 @@ fn bench_multi_32gib(n: usize) {
         backends.len(),
         t.elapsed()
     );
-    let mut rates = Vec::new();
-    let counts = if backends.len() > 1 {
-        vec![1, backends.len()]
-    } else {
-        vec![1]
-    };
-    for k in counts {
-        let next = AtomicUsize::new(0);
-        let t = Instant::now();
-        std::thread::scope(|s| {
-            for b in &backends[..k] {
-                s.spawn(|| {
-                    while next.fetch_add(1, Ordering::SeqCst) < n {
-                        drop(b.prove(&pk, &w, &rs).unwrap());
-                    }
-                });
-            }
-        });
-        let el = t.elapsed();
+    let runs = shared_out(&backends, n, |b| drop(b.prove(&pk, &w, &rs).unwrap()));
+    for (k, el) in &runs {
         let rate = n as f64 / el.as_secs_f64() * 60.0;
         println!(
             "multi32g: {n} partitions (synthetic SRS) on {k} GPU(s): {el:.2?}, {rate:.2} partitions/min"
         );
-        rates.push(rate);
     }
-    if let [one, all] = rates[..] {
+    if let [(_, one), (k, all)] = runs[..] {
         println!(
-            "multi32g: throughput {:.2}x on {} GPUs",
-            all / one,
-            backends.len()
+            "multi32g: throughput {:.2}x on {k} GPUs",
+            one.as_secs_f64() / all.as_secs_f64()
         );
     }
 }
@@ -324,6 +475,7 @@ fn main() {
             "porep2k" => bench_porep_2kib(&backend),
             "partition32g" => bench_partition_32gib(&backend),
             "multi32g" => bench_multi_32gib(partitions),
+            "pce32g" => bench_pce_32gib(partitions),
             other => eprintln!("unknown section {other}"),
         }
     }

@@ -5,23 +5,36 @@
 //! bus. The proof is assembled exactly as [`CpuBackend`](cuzk_groth16::backend::CpuBackend)
 //! does, so the bytes are identical for the same witness and randomness.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use cuzk_groth16::assignment::Witness;
-use cuzk_groth16::backend::{assemble, check_batch, check_shape, Backend, Footprint, Randomness};
+use cuzk_groth16::backend::{
+    assemble, check_batch, check_columns, check_shape, Backend, Footprint, Randomness,
+};
 use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::{Fr, Proof, ProverError};
+use cuzk_pce::{Pce, PceBackend};
 use group::Group;
 
 use crate::domain::quotient_msm;
 use crate::msm::{Curve, DeviceBase, G1, G2};
+use crate::pce::{DevicePce, Scalars};
 use crate::{Device, GpuError};
 
 /// Proves on one GPU. Calls are serialised per backend; make one per GPU to use several.
 #[derive(Debug)]
 pub struct GpuBackend {
     device: Device,
-    resident: Mutex<Option<ResidentKey>>,
+    resident: Mutex<Resident>,
+}
+
+/// What stays in device memory between calls.
+#[derive(Debug, Default)]
+struct Resident {
+    key: Option<ResidentKey>,
+    /// The circuit of the last [`GpuBackend::prove_assigned`] call. Holding the `Arc` keeps
+    /// its address from being reused, so pointer identity names the circuit.
+    pce: Option<(Arc<Pce>, DevicePce)>,
 }
 
 impl GpuBackend {
@@ -29,7 +42,7 @@ impl GpuBackend {
     pub fn new(ordinal: usize) -> Result<Self, GpuError> {
         Ok(GpuBackend {
             device: Device::open(ordinal)?,
-            resident: Mutex::new(None),
+            resident: Mutex::new(Resident::default()),
         })
     }
 
@@ -37,16 +50,19 @@ impl GpuBackend {
         &self.device
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, Resident> {
+        self.resident.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Uploads `pk`'s queries now rather than at the first proof.
     pub fn preload(&self, pk: &ProvingKey) -> Result<(), ProverError> {
-        let mut resident = self.resident.lock().unwrap_or_else(|e| e.into_inner());
-        self.resident_for(&mut resident, pk)?;
+        self.resident_for(&mut self.lock().key, pk)?;
         Ok(())
     }
 
-    /// Frees the resident key's device memory.
+    /// Frees the resident key's and circuit's device memory.
     pub fn evict(&self) {
-        *self.resident.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.lock() = Resident::default();
     }
 
     fn resident_for<'a>(
@@ -80,8 +96,8 @@ impl Backend for GpuBackend {
         for w in witnesses {
             check_shape(pk, w)?;
         }
-        let mut resident = self.resident.lock().unwrap_or_else(|e| e.into_inner());
-        let key = self.resident_for(&mut resident, pk)?;
+        let mut resident = self.lock();
+        let key = self.resident_for(&mut resident.key, pk)?;
         witnesses
             .iter()
             .zip(randomness)
@@ -98,6 +114,42 @@ impl Backend for GpuBackend {
     /// [`MSM_SCRATCH`] per proof.
     fn footprint(&self, pk: &ProvingKey) -> Option<Footprint> {
         Some(Footprint::uploaded(pk, MSM_BUCKETS, MSM_SCRATCH))
+    }
+}
+
+impl PceBackend for GpuBackend {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    /// `pce`'s matrices are kept on the device (uploaded at the first call for this `Arc`), a,
+    /// b and c are evaluated there, and the MSMs read their scalars from the uploaded witness.
+    fn prove_assigned(
+        &self,
+        pk: &ProvingKey,
+        pce: &Arc<Pce>,
+        input: &[Fr],
+        aux: &[Fr],
+        rs: &Randomness,
+    ) -> Result<Proof, ProverError> {
+        let rows = pce.num_constraints() + pce.num_inputs;
+        check_columns(pk, rows, input.len(), aux.len(), &pce.density)?;
+        let mut resident = self.lock();
+        let Resident { key, pce: slot } = &mut *resident;
+        if slot.as_ref().is_some_and(|(p, _)| !Arc::ptr_eq(p, pce)) {
+            *slot = None; // free the old circuit before uploading the new one
+        }
+        if slot.is_none() {
+            *slot = Some((pce.clone(), DevicePce::upload(&self.device, pce)?));
+        }
+        let device_pce = &mut slot.as_mut().unwrap().1;
+        let key = self.resident_for(key, pk)?;
+        key.prove_assigned(pk, device_pce, input, aux, rs)
+    }
+
+    /// [`DevicePce::device_bytes`].
+    fn resident_bytes(&self, pce: &Pce) -> u64 {
+        DevicePce::device_bytes(pce)
     }
 }
 
@@ -180,6 +232,17 @@ fn run<C: Curve>(
     }
 }
 
+fn run_pce<C: Curve>(
+    base: &mut Option<DeviceBase<C>>,
+    pce: &mut DevicePce,
+    which: Scalars,
+) -> Result<C::Projective, GpuError> {
+    match base {
+        Some(base) => pce.msm(base, which),
+        None => Ok(C::Projective::identity()),
+    }
+}
+
 impl ResidentKey {
     fn upload(device: &Device, pk: &ProvingKey, id: KeyId) -> Result<Self, ProverError> {
         Ok(ResidentKey {
@@ -225,5 +288,34 @@ impl ResidentKey {
         let proof = assemble(pk, rs, h + l, a, b1, b2);
         clock.lap("assemble");
         Ok(proof)
+    }
+
+    /// [`Self::prove`] with a, b, c and every MSM's scalars in device memory: only `input ‖
+    /// aux` goes up.
+    fn prove_assigned(
+        &mut self,
+        pk: &ProvingKey,
+        pce: &mut DevicePce,
+        input: &[Fr],
+        aux: &[Fr],
+        rs: &Randomness,
+    ) -> Result<Proof, ProverError> {
+        let mut clock = Stages::start();
+        pce.load(input, aux)?;
+        clock.lap("witness upload");
+        let h = match &mut self.h {
+            Some(base) => pce.quotient_msm(base)?,
+            None => Group::identity(),
+        };
+        clock.lap("mat-vec + quotient + H");
+        let l = run_pce(&mut self.l, pce, Scalars::L)?;
+        clock.lap("L");
+        let a = run_pce(&mut self.a, pce, Scalars::A)?;
+        clock.lap("A");
+        let b1 = run_pce(&mut self.b_g1, pce, Scalars::B)?;
+        clock.lap("B G1");
+        let b2 = run_pce(&mut self.b_g2, pce, Scalars::B)?;
+        clock.lap("B G2");
+        Ok(assemble(pk, rs, h + l, a, b1, b2))
     }
 }

@@ -78,9 +78,27 @@ fn prepare(a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Domain, Fr), ProverError> {
         ))
         .into());
     }
-    let domain = Domain::for_size(a.len())?;
+    vanishing_inverse(a.len())
+}
+
+/// The domain for `n` rows, and `1/Z` on its coset (the quotient's divisor).
+pub(crate) fn vanishing_inverse(n: usize) -> Result<(Domain, Fr), ProverError> {
+    let domain = Domain::for_size(n)?;
     let z_inv = domain.vanishing_on_coset().invert().unwrap();
     Ok((domain, z_inv))
+}
+
+/// The H query's length for `domain` (its size − 1), checked against `base`.
+pub(crate) fn check_h(base: &DeviceBase<G1>, domain: &Domain) -> Result<usize, ProverError> {
+    let h_len = domain.size() - 1;
+    if base.len() != h_len {
+        return Err(ProverError::ParamsMismatch {
+            section: "h",
+            expected: h_len,
+            got: base.len(),
+        });
+    }
+    Ok(h_len)
 }
 
 /// The quotient's coefficients, as [`cuzk_groth16::backend::quotient`] computes them on the CPU.
@@ -121,14 +139,7 @@ pub fn quotient_msm(
     c: &[Fr],
 ) -> Result<G1Projective, ProverError> {
     let (domain, z_inv) = prepare(a, b, c)?;
-    let h_len = domain.size() - 1;
-    if base.len() != h_len {
-        return Err(ProverError::ParamsMismatch {
-            section: "h",
-            expected: h_len,
-            got: base.len(),
-        });
-    }
+    let h_len = check_h(base, &domain)?;
     let mut out = <G1Projective as group::Group>::identity();
     let ordinal = base.ordinal();
     cuda!(

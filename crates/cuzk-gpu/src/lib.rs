@@ -10,6 +10,7 @@ mod device;
 pub mod domain;
 mod error;
 pub mod msm;
+pub mod pce;
 mod sys;
 
 pub use backend::GpuBackend;

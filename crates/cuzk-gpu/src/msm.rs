@@ -22,6 +22,13 @@ pub trait Curve: Send + 'static {
     #[doc(hidden)]
     fn run(raw: NonNull<c_void>, ordinal: usize, s: &[Fr]) -> Result<Self::Projective, GpuError>;
     #[doc(hidden)]
+    fn run_pce(
+        raw: *mut c_void,
+        pce: NonNull<c_void>,
+        ordinal: usize,
+        which: i32,
+    ) -> Result<Self::Projective, GpuError>;
+    #[doc(hidden)]
     fn free(raw: NonNull<c_void>);
 }
 
@@ -33,7 +40,7 @@ pub enum G1 {}
 pub enum G2 {}
 
 macro_rules! device_curve {
-    ($curve:ty, $affine:ty, $projective:ty, $new:ident, $run:ident, $free:ident) => {
+    ($curve:ty, $affine:ty, $projective:ty, $new:ident, $run:ident, $run_pce:ident, $free:ident) => {
         impl Curve for $curve {
             type Affine = $affine;
             type Projective = $projective;
@@ -60,6 +67,17 @@ macro_rules! device_curve {
                 Ok(out)
             }
 
+            fn run_pce(
+                raw: *mut c_void,
+                pce: NonNull<c_void>,
+                ordinal: usize,
+                which: i32,
+            ) -> Result<$projective, GpuError> {
+                let mut out = <$projective as group::Group>::identity();
+                cuda!(ordinal, $run_pce(pce.as_ptr(), raw, which, &mut out))?;
+                Ok(out)
+            }
+
             fn free(raw: NonNull<c_void>) {
                 #[cfg(cuzk_cuda)]
                 // SAFETY: `raw` came from the matching `_new` and is freed exactly once (Drop).
@@ -79,6 +97,7 @@ device_curve!(
     G1Projective,
     cuzk_msm_g1_new,
     cuzk_msm_g1_run,
+    cuzk_pce_msm_g1,
     cuzk_msm_g1_free
 );
 device_curve!(
@@ -87,6 +106,7 @@ device_curve!(
     G2Projective,
     cuzk_msm_g2_new,
     cuzk_msm_g2_run,
+    cuzk_pce_msm_g2,
     cuzk_msm_g2_free
 );
 

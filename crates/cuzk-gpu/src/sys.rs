@@ -80,9 +80,12 @@ pub(crate) mod ffi {
     use cuzk_groth16::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
     use super::Status;
+    use crate::pce::MatrixHost;
 
     /// sppark's `msm_t` with its points resident on one GPU (G1 or G2; typed in `crate::msm`).
     type Msm = c_void;
+    /// `cuzk_pce_t`: a circuit's matrices and one witness on one GPU (`crate::pce`).
+    type Pce = c_void;
 
     extern "C" {
         pub(crate) fn cuzk_gpu_count(count: *mut usize) -> Status;
@@ -139,6 +142,47 @@ pub(crate) mod ffi {
             h_msm: *mut Msm,
             h_len: usize,
             msm_out: *mut G1Projective,
+        ) -> Status;
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) fn cuzk_pce_new(
+            ordinal: i32,
+            m: *const MatrixHost,
+            num_inputs: usize,
+            num_aux: usize,
+            a_idx: *const u32,
+            a_len: usize,
+            b_idx: *const u32,
+            b_len: usize,
+            out: *mut *mut Pce,
+        ) -> Status;
+        pub(crate) fn cuzk_pce_free(pce: *mut Pce);
+        pub(crate) fn cuzk_pce_upload(pce: *mut Pce, input: *const Fr, aux: *const Fr) -> Status;
+        pub(crate) fn cuzk_pce_products(
+            pce: *mut Pce,
+            a: *mut Fr,
+            b: *mut Fr,
+            c: *mut Fr,
+        ) -> Status;
+        pub(crate) fn cuzk_pce_quotient(
+            pce: *mut Pce,
+            lg: u32,
+            z_inv: *const Fr,
+            h_out: *mut Fr,
+            h_msm: *mut Msm,
+            h_len: usize,
+            msm_out: *mut G1Projective,
+        ) -> Status;
+        pub(crate) fn cuzk_pce_msm_g1(
+            pce: *mut Pce,
+            msm: *mut Msm,
+            which: i32,
+            out: *mut G1Projective,
+        ) -> Status;
+        pub(crate) fn cuzk_pce_msm_g2(
+            pce: *mut Pce,
+            msm: *mut Msm,
+            which: i32,
+            out: *mut G2Projective,
         ) -> Status;
     }
 }

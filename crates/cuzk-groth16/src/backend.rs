@@ -8,7 +8,7 @@ use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve};
 use rayon::prelude::*;
 
-use crate::assignment::Witness;
+use crate::assignment::{Densities, Witness};
 use crate::domain::{Coefficients, Domain};
 use crate::params::ProvingKey;
 use crate::{msm, Fr, G1Projective, G2Projective, Proof, ProverError};
@@ -42,6 +42,27 @@ pub trait Backend: Send + Sync {
         randomness: &[Randomness],
     ) -> Result<Vec<Proof>, ProverError>;
 
+    /// [`Backend::prove`] for one witness.
+    fn prove_single(
+        &self,
+        pk: &ProvingKey,
+        witness: &Witness,
+        randomness: &Randomness,
+    ) -> Result<Proof, ProverError> {
+        let proofs = self.prove(
+            pk,
+            std::slice::from_ref(witness),
+            std::slice::from_ref(randomness),
+        )?;
+        proofs
+            .into_iter()
+            .next()
+            .ok_or_else(|| ProverError::Backend {
+                backend: self.name(),
+                message: "no proof for one witness".into(),
+            })
+    }
+
     /// Memory of its own (a GPU's) that this backend may use, in bytes; `None` for a backend
     /// working in host memory, which the engine's budget already covers.
     fn device_memory(&self) -> Option<u64> {
@@ -51,6 +72,30 @@ pub trait Backend: Send + Sync {
     /// What proving under `pk` occupies in [`Backend::device_memory`]; `None` with it.
     fn footprint(&self, _pk: &ProvingKey) -> Option<Footprint> {
         None
+    }
+}
+
+/// A borrowed backend is one, so wrappers can take `&dyn Backend`.
+impl<B: Backend + ?Sized> Backend for &B {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+
+    fn prove(
+        &self,
+        pk: &ProvingKey,
+        witnesses: &[Witness],
+        randomness: &[Randomness],
+    ) -> Result<Vec<Proof>, ProverError> {
+        (**self).prove(pk, witnesses, randomness)
+    }
+
+    fn device_memory(&self) -> Option<u64> {
+        (**self).device_memory()
+    }
+
+    fn footprint(&self, pk: &ProvingKey) -> Option<Footprint> {
+        (**self).footprint(pk)
     }
 }
 
@@ -151,20 +196,31 @@ pub fn check_batch(witnesses: &[Witness], randomness: &[Randomness]) -> Result<(
 
 /// Checks that the key's sections have the lengths this witness implies.
 pub fn check_shape(pk: &ProvingKey, w: &Witness) -> Result<(), ProverError> {
-    let [h, l, a, b_g1, b_g2] = pk.lengths();
-    let d = &w.density;
-    let n = Domain::for_size(w.a.len())?.size();
-    expect("h", n - 1, h)?;
-    expect("l", w.aux.len(), l)?;
-    expect("vk.ic", w.input.len(), pk.vk.ic.len())?;
-    expect("a", w.input.len() + d.a_aux.count(), a)?;
-    expect("b_g1", d.b_input.count() + d.b_aux.count(), b_g1)?;
-    expect("b_g2", d.b_input.count() + d.b_aux.count(), b_g2)?;
-    expect("density.a_aux", w.aux.len(), d.a_aux.len())?;
-    expect("density.b_aux", w.aux.len(), d.b_aux.len())?;
-    expect("density.b_input", w.input.len(), d.b_input.len())?;
+    check_columns(pk, w.a.len(), w.input.len(), w.aux.len(), &w.density)?;
     expect("witness.b", w.a.len(), w.b.len())?;
     expect("witness.c", w.a.len(), w.c.len())
+}
+
+/// [`check_shape`] for a witness whose `rows` values of a, b and c are evaluated elsewhere
+/// (on a device, from the circuit's matrices).
+pub fn check_columns(
+    pk: &ProvingKey,
+    rows: usize,
+    input: usize,
+    aux: usize,
+    d: &Densities,
+) -> Result<(), ProverError> {
+    let [h, l, a, b_g1, b_g2] = pk.lengths();
+    let n = Domain::for_size(rows)?.size();
+    expect("h", n - 1, h)?;
+    expect("l", aux, l)?;
+    expect("vk.ic", input, pk.vk.ic.len())?;
+    expect("a", input + d.a_aux.count(), a)?;
+    expect("b_g1", d.b_input.count() + d.b_aux.count(), b_g1)?;
+    expect("b_g2", d.b_input.count() + d.b_aux.count(), b_g2)?;
+    expect("density.a_aux", aux, d.a_aux.len())?;
+    expect("density.b_aux", aux, d.b_aux.len())?;
+    expect("density.b_input", input, d.b_input.len())
 }
 
 fn prove_one(pk: &ProvingKey, w: &Witness, rs: &Randomness) -> Result<Proof, ProverError> {

@@ -7,6 +7,7 @@
 //! closures ([`WitnessCs`]) and a parallel sparse mat-vec ([`Pce::evaluate`]), producing
 //! exactly the [`Witness`] full synthesis would.
 
+pub mod backend;
 pub mod file;
 pub mod matrix;
 mod record;
@@ -18,6 +19,7 @@ use cuzk_groth16::Fr;
 use ff::Field;
 use thiserror::Error;
 
+pub use backend::{HostEvaluated, PceBackend};
 pub use matrix::Matrix;
 pub use witness::WitnessCs;
 

@@ -58,6 +58,21 @@ impl PartialEq for Words {
 }
 impl Eq for Words {}
 
+/// A matrix's sections, borrowed: what an evaluator outside this crate (the GPU copy) uploads.
+/// Their invariants hold for every `Matrix` (extracted, or loaded and checked).
+#[derive(Clone, Copy, Debug)]
+pub struct Parts<'a> {
+    /// `rows + 1` offsets into `entries`.
+    pub row_starts: &'a [u32],
+    /// Per non-zero: column `<< 4` | tag.
+    pub entries: &'a [u32],
+    /// Dictionary index of each escaped entry, in entry order.
+    pub escapes: &'a [u32],
+    /// Escapes before every [`CHUNK_ROWS`]-th row, then the total.
+    pub escape_marks: &'a [u32],
+    pub dict: &'a [Fr],
+}
+
 /// How a coefficient can be applied without a full multiplication.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -131,6 +146,16 @@ fn coefficient(e: u32, escapes: &[u32], esc: &mut usize) -> usize {
 impl Matrix {
     pub fn rows(&self) -> usize {
         self.row_starts.as_slice().len().saturating_sub(1)
+    }
+
+    pub fn parts(&self) -> Parts<'_> {
+        Parts {
+            row_starts: self.row_starts.as_slice(),
+            entries: self.entries.as_slice(),
+            escapes: self.escapes.as_slice(),
+            escape_marks: self.escape_marks.as_slice(),
+            dict: &self.dict,
+        }
     }
 
     /// Number of non-zero entries.

@@ -46,6 +46,16 @@ pub struct PartitionInput {
     pub public_inputs: Vec<Fr>,
 }
 
+/// One partition's witness columns without a, b, c, for devices that evaluate the circuit's
+/// PCE themselves.
+#[derive(Debug)]
+pub struct PartitionColumns {
+    /// Input column values; `input[0]` is ONE.
+    pub input: Vec<Fr>,
+    pub aux: Vec<Fr>,
+    pub public_inputs: Vec<Fr>,
+}
+
 /// Where a circuit's resources live on disk.
 #[derive(Clone, Debug)]
 pub struct CircuitSpec {
@@ -80,6 +90,13 @@ pub trait Plan: Send + Sync {
     fn partitions(&self) -> usize;
     /// Produces partition `partition`'s witness (with the circuit's PCE when it has one).
     fn synthesize(&self, partition: usize, pce: Option<&Pce>) -> Result<PartitionInput, KindError>;
+    /// Partition `partition`'s columns only, for devices that evaluate `pce` themselves;
+    /// `None` where the plan has no way to make them apart from [`Plan::synthesize`] (the
+    /// engine then synthesises, and the device proves the witness as any backend does).
+    fn columns(&self, partition: usize, pce: &Pce) -> Option<Result<PartitionColumns, KindError>> {
+        let _ = (partition, pce);
+        None
+    }
     /// The result bytes; by default the 192-byte proofs concatenated, as Filecoin expects.
     fn assemble(&self, proofs: &[Proof]) -> Vec<u8> {
         proofs.iter().flat_map(Proof::to_bytes).collect()

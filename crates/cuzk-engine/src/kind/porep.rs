@@ -7,7 +7,9 @@ use std::sync::Arc;
 use cuzk_circuits::{C1Input, SealShape, Synthesis};
 use cuzk_pce::Pce;
 
-use super::{CircuitId, CircuitSpec, KindError, PartitionInput, PceSpec, Plan, ProofKind};
+use super::{
+    CircuitId, CircuitSpec, KindError, PartitionColumns, PartitionInput, PceSpec, Plan, ProofKind,
+};
 
 /// Sector sizes and the circuit-id suffixes Curio uses (`porep-32g`).
 const SIZES: [(&str, &str); 5] = [
@@ -112,6 +114,24 @@ impl Plan for PorepPlan {
         Ok(PartitionInput {
             witness: p.witness,
             public_inputs: p.public_inputs,
+        })
+    }
+
+    /// The native generator's columns, where the native witness is on.
+    fn columns(&self, partition: usize, _pce: &Pce) -> Option<Result<PartitionColumns, KindError>> {
+        self.native.then(|| {
+            let c = self
+                .shape
+                .partition_columns(&self.c1, partition)
+                .map_err(|e| KindError::Partition {
+                    partition,
+                    reason: e.to_string(),
+                })?;
+            Ok(PartitionColumns {
+                input: c.input,
+                aux: c.aux,
+                public_inputs: c.public_inputs,
+            })
         })
     }
 }

@@ -11,12 +11,14 @@ use cuzk_groth16::conformance::{RandomCircuit, Shape};
 use cuzk_groth16::params::{ProvingKey, Validation};
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
 use cuzk_groth16::{generator, Proof};
-use cuzk_pce::Pce;
+use cuzk_pce::{Pce, WitnessCs};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{CircuitId, CircuitSpec, KindError, PartitionInput, PceSpec, Plan, ProofKind};
+use super::{
+    CircuitId, CircuitSpec, KindError, PartitionColumns, PartitionInput, PceSpec, Plan, ProofKind,
+};
 
 /// The payload of a synthetic request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,10 +128,7 @@ impl Plan for SyntheticPlan {
     }
 
     fn synthesize(&self, partition: usize, pce: Option<&Pce>) -> Result<PartitionInput, KindError> {
-        let fail = |reason: String| KindError::Partition { partition, reason };
-        if self.payload.fail_partition == Some(partition) {
-            return Err(fail("failure injected by the request".into()));
-        }
+        let fail = self.injected(partition)?;
         let c = self.circuit.circuit.clone();
         let public_inputs = c.public_inputs();
         let witness = match pce {
@@ -140,6 +139,32 @@ impl Plan for SyntheticPlan {
             witness,
             public_inputs,
         })
+    }
+
+    /// Witness-only synthesis into vectors of the PCE's shape.
+    fn columns(&self, partition: usize, pce: &Pce) -> Option<Result<PartitionColumns, KindError>> {
+        Some(self.injected(partition).and_then(|fail| {
+            let c = self.circuit.circuit.clone();
+            let public_inputs = c.public_inputs();
+            let (input, aux) = WitnessCs::assign_sized(c, pce.num_inputs, pce.num_aux)
+                .map_err(|e| fail(e.to_string()))?;
+            Ok(PartitionColumns {
+                input,
+                aux,
+                public_inputs,
+            })
+        }))
+    }
+}
+
+impl SyntheticPlan {
+    /// The request's injected failure for `partition`, else how to fail it.
+    fn injected(&self, partition: usize) -> Result<impl Fn(String) -> KindError, KindError> {
+        let fail = move |reason: String| KindError::Partition { partition, reason };
+        if self.payload.fail_partition == Some(partition) {
+            return Err(fail("failure injected by the request".into()));
+        }
+        Ok(fail)
     }
 }
 

@@ -1,0 +1,192 @@
+//! Devices that evaluate a circuit's PCE themselves (`DeviceSlot::pce_backend`): with every
+//! device so, CPU workers make only witness columns and every partition is proved through the
+//! device's `PceBackend`; with one device without it, witnesses are made as before; a bad
+//! proof or a panic on the columns path is retried on the CPU from the same columns; and the device
+//! memory plan counts what the matrices keep on the device.
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use common::*;
+use cuzk_engine::sim::{Fault, SimBackend};
+use cuzk_engine::{DeviceSlot, Engine, Outcome, Priority, Wait};
+use cuzk_groth16::assignment::Witness;
+use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
+use cuzk_groth16::params::ProvingKey;
+use cuzk_groth16::{Fr, Proof, ProverError};
+use cuzk_pce::{HostEvaluated, Pce, PceBackend};
+
+/// Counts witness proofs; proves on the CPU reference.
+#[derive(Default)]
+struct Witnesses(AtomicU64);
+
+impl Backend for Witnesses {
+    fn name(&self) -> &'static str {
+        "witnesses"
+    }
+
+    fn prove(
+        &self,
+        pk: &ProvingKey,
+        witnesses: &[Witness],
+        randomness: &[Randomness],
+    ) -> Result<Vec<Proof>, ProverError> {
+        self.0.fetch_add(witnesses.len() as u64, Ordering::SeqCst);
+        CpuBackend.prove(pk, witnesses, randomness)
+    }
+}
+
+/// Counts column proofs; the reference evaluator, misbehaving as told.
+#[derive(Default)]
+struct Columns {
+    calls: AtomicU64,
+    misbehave: Misbehave,
+    resident: u64,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum Misbehave {
+    #[default]
+    No,
+    WrongProof,
+    Panic,
+}
+
+impl PceBackend for Columns {
+    fn name(&self) -> &'static str {
+        "columns"
+    }
+
+    fn prove_assigned(
+        &self,
+        pk: &ProvingKey,
+        pce: &Arc<Pce>,
+        input: &[Fr],
+        aux: &[Fr],
+        rs: &Randomness,
+    ) -> Result<Proof, ProverError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let mut proof = HostEvaluated(CpuBackend).prove_assigned(pk, pce, input, aux, rs)?;
+        match self.misbehave {
+            Misbehave::No => {}
+            Misbehave::WrongProof => proof.a = proof.c,
+            Misbehave::Panic => panic!("injected panic"),
+        }
+        Ok(proof)
+    }
+
+    fn resident_bytes(&self, _pce: &Pce) -> u64 {
+        self.resident
+    }
+}
+
+struct Setup {
+    engine: Engine,
+    witnesses: Arc<Witnesses>,
+    columns: Arc<Columns>,
+}
+
+/// Two devices; `with_pce` says which of them get the columns backend.
+fn setup(dir: &std::path::Path, with_pce: [bool; 2], columns: Columns) -> Setup {
+    let witnesses = Arc::new(Witnesses::default());
+    let columns = Arc::new(columns);
+    let mut cfg = config(dir, witnesses.clone());
+    cfg.devices = with_pce
+        .iter()
+        .enumerate()
+        .map(|(i, &pce)| {
+            let slot = DeviceSlot::new(format!("dev{i}"), witnesses.clone());
+            if pce {
+                slot.with_pce_backend(columns.clone())
+            } else {
+                slot
+            }
+        })
+        .collect();
+    cfg.cpu_workers = 2;
+    Setup {
+        engine: Engine::start(cfg).unwrap(),
+        witnesses,
+        columns,
+    }
+}
+
+/// Proves a SMALL job of 3 partitions and a MEDIUM one of 2; checks the proofs.
+fn prove_two_jobs(dir: &std::path::Path, engine: &Engine) {
+    let a = submit(engine, "a", Priority::Normal, SMALL, 3);
+    let b = submit(engine, "b", Priority::Normal, MEDIUM, 2);
+    let check = kind(dir);
+    for (job, circuit) in [(a, SMALL), (b, MEDIUM)] {
+        match engine.await_job(job, Wait::Forever).unwrap() {
+            Outcome::Succeeded { proof, .. } => assert!(check.check(circuit, &proof).unwrap()),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn with_every_device_evaluating_the_pce_partitions_go_as_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup(dir.path(), [true, true], Columns::default());
+    prove_two_jobs(dir.path(), &s.engine);
+    assert_eq!(s.columns.calls.load(Ordering::SeqCst), 5);
+    assert_eq!(s.witnesses.0.load(Ordering::SeqCst), 0);
+    assert_eq!(s.engine.metrics().verify_failures, 0);
+    s.engine.shutdown();
+}
+
+#[test]
+fn one_device_without_it_keeps_witnesses_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup(dir.path(), [true, false], Columns::default());
+    prove_two_jobs(dir.path(), &s.engine);
+    assert_eq!(s.columns.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(s.witnesses.0.load(Ordering::SeqCst), 5);
+    s.engine.shutdown();
+}
+
+#[test]
+fn a_bad_proof_or_a_panic_from_columns_is_retried_on_the_cpu() {
+    for misbehave in [Misbehave::WrongProof, Misbehave::Panic] {
+        let dir = tempfile::tempdir().unwrap();
+        let columns = Columns {
+            misbehave,
+            ..Columns::default()
+        };
+        let s = setup(dir.path(), [true, true], columns);
+        prove_two_jobs(dir.path(), &s.engine);
+        let m = s.engine.metrics();
+        assert_eq!((m.verify_failures, m.cpu_retry_successes), (5, 5));
+        assert_eq!(s.witnesses.0.load(Ordering::SeqCst), 0);
+        s.engine.shutdown();
+    }
+}
+
+#[test]
+fn device_memory_counts_the_resident_matrices() {
+    let dir = tempfile::tempdir().unwrap();
+    // Room for the key and one proof, but not for matrices of a terabyte.
+    let sim =
+        Arc::new(SimBackend::new(std::time::Duration::ZERO, Fault::None).with_memory(1 << 40, 1));
+    let columns = Arc::new(Columns {
+        resident: 1 << 40,
+        ..Columns::default()
+    });
+    let mut cfg = config(dir.path(), sim.clone());
+    cfg.devices = vec![DeviceSlot::new("dev0", sim).with_pce_backend(columns.clone())];
+    let engine = Engine::start(cfg).unwrap();
+    let job = submit(&engine, "a", Priority::Normal, SMALL, 1);
+    match engine.await_job(job, Wait::Forever).unwrap() {
+        Outcome::Failed { reason } => {
+            assert!(
+                reason.contains("dev0") && reason.contains("device memory"),
+                "{reason}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(columns.calls.load(Ordering::SeqCst), 0);
+    engine.shutdown();
+}

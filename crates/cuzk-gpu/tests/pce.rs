@@ -1,0 +1,96 @@
+//! The GPU-resident PCE against the host: the device mat-vec equals [`Pce::product`], its
+//! quotient equals the CPU quotient of the host-evaluated a, b, c, and `prove_assigned` gives
+//! the CPU reference's proof bytes, on random circuits and the 2 KiB PoRep circuit. Needs a
+//! GPU; run by tools/gpu-tests.sh (docs/GPU.md).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cuzk_circuits::{C1Input, SealShape, Synthesis};
+use cuzk_gpu::pce::DevicePce;
+use cuzk_gpu::{Device, GpuBackend, GpuError};
+use cuzk_groth16::assignment::Witness;
+use cuzk_groth16::backend::{quotient, Backend, CpuBackend, Randomness};
+use cuzk_groth16::conformance::{standard_shapes, RandomCircuit, Shape};
+use cuzk_groth16::generator;
+use cuzk_pce::{Pce, PceBackend, Which};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+/// Checks one circuit's witness on every GPU: products, quotient, proof.
+fn check(pce: &Arc<Pce>, pk: &cuzk_groth16::params::ProvingKey, w: &Witness, seed: u64) {
+    let products =
+        [Which::A, Which::B, Which::C].map(|m| pce.product(m, &w.input, &w.aux).unwrap());
+    let (_, h) = quotient(&w.a, &w.b, &w.c).unwrap();
+    let rs = Randomness::random(&mut ChaCha20Rng::seed_from_u64(seed));
+    let want = CpuBackend
+        .prove(pk, std::slice::from_ref(w), &[rs])
+        .unwrap();
+    for d in Device::all().unwrap() {
+        let mut dp = DevicePce::upload(&d, pce).unwrap();
+        assert!(
+            matches!(dp.products(), Err(GpuError::Argument(_))),
+            "nothing loaded yet"
+        );
+        assert!(matches!(
+            dp.load(&w.input[1..], &w.aux),
+            Err(GpuError::Argument(_))
+        ));
+        dp.load(&w.input, &w.aux).unwrap();
+        assert_eq!(dp.products().unwrap(), products, "GPU {}", d.ordinal());
+        assert_eq!(dp.quotient().unwrap().1, h, "GPU {}", d.ordinal());
+        let gpu = GpuBackend::new(d.ordinal()).unwrap();
+        for _ in 0..2 {
+            let got = gpu.prove_assigned(pk, pce, &w.input, &w.aux, &rs).unwrap();
+            assert_eq!(got, want[0], "GPU {}", d.ordinal());
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn device_pce_equals_the_host_on_random_circuits() {
+    let mut shapes = standard_shapes();
+    shapes.extend((0..12).map(|i| Shape::random(200 + i, 400)));
+    for (i, shape) in shapes.into_iter().enumerate() {
+        let circuit = RandomCircuit::new(shape, 500 + i as u64);
+        let pce = Arc::new(Pce::extract(circuit.clone()).unwrap());
+        let pk = generator::generate(circuit.clone(), &mut ChaCha20Rng::seed_from_u64(i as u64))
+            .unwrap();
+        let w = pce.witness(circuit).unwrap();
+        check(&pce, &pk, &w, i as u64);
+    }
+}
+
+fn fixture(path: &str) -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(path);
+    if here.exists() {
+        here
+    } else {
+        PathBuf::from("fixtures").join(path)
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn device_pce_proves_the_2kib_porep_circuit() {
+    let c1 = C1Input::parse(&std::fs::read(fixture("porep/2KiB/c1.json")).unwrap()).unwrap();
+    let shape = SealShape::from_sector_size("2KiB").unwrap();
+    let pk = shape
+        .generate_params(&mut ChaCha20Rng::seed_from_u64(2049))
+        .unwrap();
+    let pce = Arc::new(shape.extract_pce().unwrap());
+    let t = Instant::now();
+    let parts = shape.witnesses(&c1, Synthesis::Native(&pce)).unwrap();
+    println!(
+        "{} partitions synthesised: {:.2?}",
+        parts.len(),
+        t.elapsed()
+    );
+    for (i, part) in parts.iter().enumerate() {
+        check(&pce, &pk, &part.witness, 10 + i as u64);
+    }
+}
