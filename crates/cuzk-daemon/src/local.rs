@@ -1,6 +1,7 @@
 //! Commands that prove or prepare on this machine, without a daemon.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -9,18 +10,46 @@ use cuzk_circuits::{C1Input, SealShape, Synthesis};
 use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
 use cuzk_groth16::params::{ProvingKey, Validation};
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
-use cuzk_groth16::Proof;
-use cuzk_pce::Pce;
+use cuzk_groth16::{Fr, Proof};
+use cuzk_pce::{Pce, PceBackend};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum BackendKind {
     /// The CPU reference backend.
     Cpu,
+    /// GPU 0 (a build with `--features cuda`). With the native witness it keeps the PCE on the
+    /// device and takes only the witness columns.
+    Gpu,
 }
 
-pub fn backend(kind: BackendKind) -> Box<dyn Backend> {
-    match kind {
-        BackendKind::Cpu => Box::new(CpuBackend),
+/// What proves the partitions of one local run: a backend, and the GPU's PCE side.
+pub struct Prover {
+    pub backend: Arc<dyn Backend>,
+    pub columns: Option<Arc<dyn PceBackend>>,
+}
+
+impl Prover {
+    pub fn cpu() -> Self {
+        Prover {
+            backend: Arc::new(CpuBackend),
+            columns: None,
+        }
+    }
+
+    pub fn new(kind: BackendKind) -> Result<Self> {
+        Ok(match kind {
+            BackendKind::Cpu => Prover::cpu(),
+            BackendKind::Gpu => {
+                let gpu = Arc::new(
+                    cuzk_gpu::GpuBackend::new(0)
+                        .context("--backend gpu (build with --features cuda)")?,
+                );
+                Prover {
+                    backend: gpu.clone(),
+                    columns: Some(gpu),
+                }
+            }
+        })
     }
 }
 
@@ -147,7 +176,7 @@ fn pce_for(shape: &SealShape, path: &Path) -> Result<Pce> {
 pub fn prove_porep(
     c1_bytes: &[u8],
     params_dir: &Path,
-    backend: &dyn Backend,
+    prover: &Prover,
     synthesis: SynthesisKind,
     pce_path: Option<PathBuf>,
     validation: Validation,
@@ -175,37 +204,57 @@ pub fn prove_porep(
         SynthesisKind::Pce | SynthesisKind::Native => {
             let path =
                 pce_path.map_or_else(|| shape.pce_file_name().map(|n| params_dir.join(n)), Ok)?;
-            Some(pce_for(&shape, &path)?)
+            Some(Arc::new(pce_for(&shape, &path)?))
         }
     };
     let pce_ms = ms(t);
 
     let t = Instant::now();
-    let parts = shape.witnesses(
-        &c1,
-        match (&pce, synthesis) {
-            (None, _) => Synthesis::Full,
-            (Some(pce), SynthesisKind::Native) => Synthesis::Native(pce),
-            (Some(pce), _) => Synthesis::Pce(pce),
-        },
-    )?;
+    // Columns only where the device evaluates the PCE; else whole witnesses.
+    let (parts, inputs): (Parts<'_>, Vec<Vec<Fr>>) = match (&pce, synthesis, &prover.columns) {
+        (Some(pce), SynthesisKind::Native, Some(device)) => {
+            let made = (0..shape.partitions())
+                .map(|k| shape.partition_columns(&c1, k))
+                .collect::<Result<Vec<_>, _>>()?;
+            let (cols, inputs) = made
+                .into_iter()
+                .map(|c| ((c.input, c.aux), c.public_inputs))
+                .unzip();
+            (Parts::Columns { cols, pce, device }, inputs)
+        }
+        _ => {
+            let synthesis = match (&pce, synthesis) {
+                (None, _) => Synthesis::Full,
+                (Some(pce), SynthesisKind::Native) => Synthesis::Native(pce),
+                (Some(pce), _) => Synthesis::Pce(pce),
+            };
+            let (w, inputs) = shape
+                .witnesses(&c1, synthesis)?
+                .into_iter()
+                .map(|p| (p.witness, p.public_inputs))
+                .unzip();
+            (Parts::Witnesses(w), inputs)
+        }
+    };
     let synth_ms = ms(t);
 
     let t = Instant::now();
-    let (witnesses, inputs): (Vec<_>, Vec<_>) = parts
-        .into_iter()
-        .map(|p| (p.witness, p.public_inputs))
-        .unzip();
     let rs: Vec<Randomness> = inputs
         .iter()
         .map(|_| Randomness::random(&mut rand::rngs::OsRng))
         .collect();
-    let proofs = backend.prove(&pk, &witnesses, &rs)?;
+    let proofs = match &parts {
+        Parts::Columns { cols, pce, device } => (cols.iter().zip(&rs))
+            .map(|((input, aux), rs)| device.prove_assigned(&pk, pce, input, aux, rs))
+            .collect::<Result<Vec<_>, _>>()?,
+        Parts::Witnesses(w) => prover.backend.prove(&pk, w, &rs)?,
+    };
+    let columns = matches!(parts, Parts::Columns { .. });
     let prove_ms = ms(t);
 
     let t = Instant::now();
     let pvk = PreparedVerifyingKey::new(&pk.vk);
-    drop(witnesses);
+    drop(parts);
     for (k, (proof, inputs)) in proofs.iter().zip(&inputs).enumerate() {
         if !verify_proof(&pvk, proof, inputs)? {
             bail!("partition {k}: the proof does not verify; refusing to return it");
@@ -216,15 +265,26 @@ pub fn prove_porep(
         "prove porep sector_size={} partitions={} backend={} synthesis={} load_ms={load_ms} pce_ms={pce_ms} synthesis_ms={synth_ms} prove_ms={prove_ms} verify_ms={verify_ms} total_ms={}",
         shape.sector_size(),
         proofs.len(),
-        backend.name(),
-        match synthesis {
-            SynthesisKind::Native => "native",
-            SynthesisKind::Pce => "pce",
-            SynthesisKind::Full => "full",
+        prover.backend.name(),
+        match (synthesis, columns) {
+            (SynthesisKind::Native, true) => "native-columns",
+            (SynthesisKind::Native, false) => "native",
+            (SynthesisKind::Pce, _) => "pce",
+            (SynthesisKind::Full, _) => "full",
         },
         ms(total)
     );
     Ok(proofs.iter().flat_map(Proof::to_bytes).collect())
+}
+
+/// A run's partitions: whole witnesses, or the columns a device's PCE evaluates.
+enum Parts<'a> {
+    Witnesses(Vec<cuzk_groth16::assignment::Witness>),
+    Columns {
+        cols: Vec<(Vec<Fr>, Vec<Fr>)>,
+        pce: &'a Arc<Pce>,
+        device: &'a Arc<dyn PceBackend>,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use cuzk_circuits::{C1Input, SealShape};
-use cuzk_groth16::backend::CpuBackend;
 use cuzk_groth16::params::Validation;
 
 use local::{BackendKind, SynthesisKind};
@@ -160,16 +159,11 @@ fn main() -> Result<()> {
                     check_params,
                 },
         } => {
+            let prover = local::Prover::new(b)?;
             let bytes = std::fs::read(&c1).with_context(|| format!("reading {}", c1.display()))?;
             let dir = params.map_or_else(local::default_params_dir, Ok)?;
-            let proof = local::prove_porep(
-                &bytes,
-                &dir,
-                local::backend(b).as_ref(),
-                synthesis,
-                pce,
-                check_params.into(),
-            )?;
+            let proof =
+                local::prove_porep(&bytes, &dir, &prover, synthesis, pce, check_params.into())?;
             std::fs::write(&out, &proof).with_context(|| format!("writing {}", out.display()))?;
             println!("wrote {} bytes to {}", proof.len(), out.display());
         }
@@ -211,7 +205,7 @@ fn main() -> Result<()> {
             let proof = local::prove_porep(
                 DEMO_C1,
                 &dir,
-                &CpuBackend,
+                &local::Prover::cpu(),
                 SynthesisKind::Native,
                 None,
                 Validation::Trusted,

@@ -415,3 +415,25 @@ async fn tcp_with_tls_serves_only_tls_clients() {
     };
     assert!(refused);
 }
+
+/// `cuzk prove porep --backend gpu` on a machine (or build) without a GPU stops with an error
+/// that names the flag, before reading anything.
+#[test]
+fn proving_on_a_missing_gpu_is_a_clear_error() {
+    if cuzk_gpu::count().is_ok_and(|n| n > 0) {
+        return; // there is a GPU: nothing to refuse
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(["prove", "porep", "--backend", "gpu", "--c1"])
+        .arg(dir.path().join("c1.json"))
+        .arg("--params")
+        .arg(dir.path())
+        .arg("--out")
+        .arg(dir.path().join("proof"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--backend gpu"), "{err}");
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds the supraseal-c2 peer here, without a GPU: `cuzk-peer` (tools/upstream) with
+# bellperson's supraseal-c2 prover behind `seal_commit_phase2` (feature `supraseal`), compiled by
+# the same pip CUDA compiler as cuzk-gpu, with native sm_90 code added (supraseal builds only
+# sm_75/sm_80 by itself, which an H200 would JIT from PTX). Stages it with the CUDA `cuzk` under
+# target/peer-carry/ for tools/supraseal-vs-cuzk.sh on the device machine (docs/GPU.md).
+#
+# neptune's CUDA path links the driver library at build time; a stub libcuda.so.1 (one dummy
+# per `cu*` symbol cuda-driver-sys declares) stands in for it here. The device machine's real
+# driver replaces it at run time.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+NVCC="$(tools/install-cuda.sh)"
+export NVCC PATH="$(dirname "$NVCC"):$PATH"
+export NVCC_APPEND_FLAGS="-gencode arch=compute_90,code=sm_90"
+
+cargo fetch --quiet
+stub="$root/target/stub-cuda"
+mkdir -p "$stub"
+driver_sys="$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/cuda-driver-sys-0.3.* | head -1)"
+grep -ohE "pub fn cu[A-Za-z0-9_]+" "$driver_sys"/src/*.rs | sed 's/pub fn //' | sort -u |
+  awk '{ printf "int %s(void) { return 100; }\nint %s_v2(void) { return 100; }\n", $1, $1 }' \
+    >"$stub/stub.c"
+cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$stub/libcuda.so.1" "$stub/stub.c"
+ln -sf libcuda.so.1 "$stub/libcuda.so"
+export CUDA_LIBRARY_PATH="$stub" LIBRARY_PATH="$stub${LIBRARY_PATH:+:$LIBRARY_PATH}"
+
+CARGO_TARGET_DIR="$root/target/supraseal" RUSTFLAGS="-L $stub" \
+  cargo build --release -p cuzk-upstream-tools --features supraseal --bin cuzk-peer
+cargo build --release -p cuzk-daemon --features cuda --bin cuzk
+
+stage=target/peer-carry
+rm -rf "$stage"
+mkdir -p "$stage"
+cp target/supraseal/release/cuzk-peer "$stage/cuzk-peer-supraseal"
+cp target/release/cuzk "$stage/cuzk"
+strip --strip-all "$stage"/*
+ls -la "$stage" >&2
+du -sh "$stage" >&2
+echo "device command (carry $stage): bash tools/supraseal-vs-cuzk.sh"
