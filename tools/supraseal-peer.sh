@@ -26,16 +26,21 @@ cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$stub/libcuda.so.1" "$stub/stub.c"
 ln -sf libcuda.so.1 "$stub/libcuda.so"
 export CUDA_LIBRARY_PATH="$stub" LIBRARY_PATH="$stub${LIBRARY_PATH:+:$LIBRARY_PATH}"
 
-CARGO_TARGET_DIR="$root/target/supraseal" RUSTFLAGS="-L $stub" \
+# Without debug info: the workspace's release profile has `debug = 1`, and with it the cc crate
+# passes nvcc `-G` (unoptimised device code), which made supraseal's kernels crawl.
+CARGO_TARGET_DIR="$root/target/supraseal" RUSTFLAGS="-L $stub" CARGO_PROFILE_RELEASE_DEBUG=false \
   cargo build --release -p cuzk-upstream-tools --features supraseal --bin cuzk-peer
 cargo build --release -p cuzk-daemon --features cuda --bin cuzk
 
+# The two binaries are 75 MB stripped, over the device tool's 64 MiB carry: ship them as xz.
 stage=target/peer-carry
 rm -rf "$stage"
-mkdir -p "$stage"
-cp target/supraseal/release/cuzk-peer "$stage/cuzk-peer-supraseal"
-cp target/release/cuzk "$stage/cuzk"
-strip --strip-all "$stage"/*
+mkdir -p "$stage/bin"
+cp target/supraseal/release/cuzk-peer "$stage/bin/cuzk-peer-supraseal"
+cp target/release/cuzk "$stage/bin/cuzk"
+strip --strip-all "$stage"/bin/*
+tar cf - -C "$stage" bin | xz -T2 -6 >"$stage/bin.tar.xz"
+rm -r "$stage/bin"
 ls -la "$stage" >&2
 du -sh "$stage" >&2
 echo "device command (carry $stage): bash tools/supraseal-vs-cuzk.sh"

@@ -117,9 +117,10 @@ impl Meter {
         self.scale(values * FR + bits)
     }
 
-    /// A partition of witness columns only (the device evaluates a, b, c).
-    pub fn columns(self, input: &[Fr], aux: &[Fr]) -> u64 {
-        self.scale(FR * (input.len() + aux.len()) as u64)
+    /// A partition of witness columns only (the device evaluates a, b, c): `values` is the
+    /// capacity of its input and aux vectors together.
+    pub fn columns(self, values: usize) -> u64 {
+        self.scale(FR * values as u64)
     }
 
     /// Before any partition of a circuit was measured: the lengths the key implies, doubled

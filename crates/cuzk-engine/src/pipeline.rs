@@ -127,7 +127,9 @@ impl Assignment {
     fn bytes(&self, meter: Meter) -> u64 {
         match self {
             Assignment::Witness(w) => meter.witness(w),
-            Assignment::Columns { input, aux, .. } => meter.columns(input, aux),
+            Assignment::Columns { input, aux, .. } => {
+                meter.columns(input.capacity() + aux.capacity())
+            }
         }
     }
 

@@ -5,7 +5,7 @@
 //! bus. The proof is assembled exactly as [`CpuBackend`](cuzk_groth16::backend::CpuBackend)
 //! does, so the bytes are identical for the same witness and randomness.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use cuzk_groth16::assignment::Witness;
 use cuzk_groth16::backend::{
@@ -32,9 +32,10 @@ pub struct GpuBackend {
 #[derive(Debug, Default)]
 struct Resident {
     key: Option<ResidentKey>,
-    /// The circuit of the last [`GpuBackend::prove_assigned`] call. Holding the `Arc` keeps
-    /// its address from being reused, so pointer identity names the circuit.
-    pce: Option<(Arc<Pce>, DevicePce)>,
+    /// The circuit of the last `prove_assigned` call. The `Weak` keeps the `Arc`'s address
+    /// from being reused, so pointer identity names the circuit, without keeping the host
+    /// matrices alive after the engine drops them.
+    pce: Option<(Weak<Pce>, DevicePce)>,
 }
 
 impl GpuBackend {
@@ -136,11 +137,12 @@ impl PceBackend for GpuBackend {
         check_columns(pk, rows, input.len(), aux.len(), &pce.density)?;
         let mut resident = self.lock();
         let Resident { key, pce: slot } = &mut *resident;
-        if slot.as_ref().is_some_and(|(p, _)| !Arc::ptr_eq(p, pce)) {
+        let id = Arc::downgrade(pce);
+        if slot.as_ref().is_some_and(|(p, _)| !p.ptr_eq(&id)) {
             *slot = None; // free the old circuit before uploading the new one
         }
         if slot.is_none() {
-            *slot = Some((pce.clone(), DevicePce::upload(&self.device, pce)?));
+            *slot = Some((id, DevicePce::upload(&self.device, pce)?));
         }
         let device_pce = &mut slot.as_mut().unwrap().1;
         let key = self.resident_for(key, pk)?;

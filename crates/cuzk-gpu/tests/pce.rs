@@ -3,10 +3,12 @@
 //! the CPU reference's proof bytes, on random circuits and the 2 KiB PoRep circuit. Needs a
 //! GPU; run by tools/gpu-tests.sh (docs/GPU.md).
 
-use std::path::PathBuf;
+mod common;
+
 use std::sync::Arc;
 use std::time::Instant;
 
+use common::fixture;
 use cuzk_circuits::{C1Input, SealShape, Synthesis};
 use cuzk_gpu::pce::DevicePce;
 use cuzk_gpu::{Device, GpuBackend, GpuError};
@@ -60,17 +62,6 @@ fn device_pce_equals_the_host_on_random_circuits() {
             .unwrap();
         let w = pce.witness(circuit).unwrap();
         check(&pce, &pk, &w, i as u64);
-    }
-}
-
-fn fixture(path: &str) -> PathBuf {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(path);
-    if here.exists() {
-        here
-    } else {
-        PathBuf::from("fixtures").join(path)
     }
 }
 

@@ -1,28 +1,17 @@
 //! The 2 KiB PoRep C2 circuit on the GPU: the same proof bytes as the CPU reference, and the
 //! proofs verify. Needs a GPU; run by tools/gpu-tests.sh (docs/GPU.md).
 
-use std::path::PathBuf;
+mod common;
+
 use std::time::Instant;
 
+use common::fixture;
 use cuzk_circuits::{C1Input, SealShape, Synthesis};
 use cuzk_gpu::GpuBackend;
 use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-
-/// The bundled fixtures: beside the sources when built here, under the working directory when
-/// the test binary was carried to the GPU machine.
-fn fixture(path: &str) -> PathBuf {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(path);
-    if here.exists() {
-        here
-    } else {
-        PathBuf::from("fixtures").join(path)
-    }
-}
 
 #[test]
 #[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
