@@ -305,6 +305,20 @@ impl ReadyQueue {
         self.lock().ledgers[index].end();
     }
 
+    /// Devices whose resident circuit is `circuit` no longer hold it (the engine evicted it):
+    /// their ledgers forget it, and the caller releases those backends.
+    pub fn forget(&self, circuit: &CircuitId) -> Vec<usize> {
+        let mut q = self.lock();
+        let mut held = Vec::new();
+        for (i, l) in q.ledgers.iter_mut().enumerate() {
+            if l.resident_circuit() == Some(circuit) {
+                l.resident = None;
+                held.push(i);
+            }
+        }
+        held
+    }
+
     /// Every device's ledger, in device order.
     pub fn ledgers(&self) -> Vec<Ledger> {
         self.lock().ledgers.clone()

@@ -44,6 +44,8 @@ pub struct SimBackend {
     memory: Option<(u64, u64)>,
     /// The largest footprint of any call it was given.
     largest_call: AtomicU64,
+    /// `Backend::release` calls.
+    releases: AtomicU64,
 }
 
 impl SimBackend {
@@ -55,7 +57,12 @@ impl SimBackend {
             batches: Mutex::new(Vec::new()),
             memory: None,
             largest_call: AtomicU64::new(0),
+            releases: AtomicU64::new(0),
         }
+    }
+
+    pub fn releases(&self) -> u64 {
+        self.releases.load(Ordering::SeqCst)
     }
 
     /// Gives it `bytes` of device memory, with sppark's footprints ([`Footprint::uploaded`])
@@ -143,5 +150,9 @@ impl Backend for SimBackend {
             resident: f.resident * scale,
             per_proof: f.per_proof * scale,
         })
+    }
+
+    fn release(&self) {
+        self.releases.fetch_add(1, Ordering::SeqCst);
     }
 }

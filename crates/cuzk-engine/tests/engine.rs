@@ -484,3 +484,26 @@ fn finished_witnesses_are_recycled_within_the_reserved_bytes() {
     cfg.recycle_bytes = 2 << 30;
     assert!(matches!(Engine::start(cfg), Err(EngineError::Start(_))));
 }
+
+#[test]
+fn evicting_a_circuit_releases_the_devices_that_hold_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = sim(0);
+    let engine = Engine::start(config(dir.path(), backend.clone())).unwrap();
+    let small = CircuitId::from(SMALL);
+    let job = submit(&engine, "s", Priority::Normal, SMALL, 1);
+    proof_of(engine.await_job(job, Wait::Forever).unwrap());
+    let resident = || engine.status().backends[0].resident.clone();
+    assert_eq!(resident(), Some(small.clone()));
+    // A circuit loaded but not on the device: nothing to release there.
+    let medium = CircuitId::from(MEDIUM);
+    engine.preload(&medium).unwrap();
+    assert!(engine.evict(&medium).unwrap().was_loaded);
+    assert_eq!((backend.releases(), resident()), (0, Some(small.clone())));
+    engine.evict(&small).unwrap();
+    assert_eq!((backend.releases(), resident()), (1, None));
+    // The next job uploads again.
+    let job = submit(&engine, "s2", Priority::Normal, SMALL, 1);
+    proof_of(engine.await_job(job, Wait::Forever).unwrap());
+    assert_eq!(resident(), Some(small));
+}

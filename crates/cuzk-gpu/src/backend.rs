@@ -61,11 +61,6 @@ impl GpuBackend {
         Ok(())
     }
 
-    /// Frees the resident key's and circuit's device memory.
-    pub fn evict(&self) {
-        *self.lock() = Resident::default();
-    }
-
     fn resident_for<'a>(
         &self,
         slot: &'a mut Option<ResidentKey>,
@@ -115,6 +110,11 @@ impl Backend for GpuBackend {
     /// [`MSM_SCRATCH`] per proof.
     fn footprint(&self, pk: &ProvingKey) -> Option<Footprint> {
         Some(Footprint::uploaded(pk, MSM_BUCKETS, MSM_SCRATCH))
+    }
+
+    /// Frees the resident key's and circuit's device memory.
+    fn release(&self) {
+        *self.lock() = Resident::default();
     }
 }
 

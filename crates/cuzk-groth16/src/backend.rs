@@ -73,6 +73,10 @@ pub trait Backend: Send + Sync {
     fn footprint(&self, _pk: &ProvingKey) -> Option<Footprint> {
         None
     }
+
+    /// Frees what the backend keeps between calls (a GPU's resident key and circuit); the next
+    /// call uploads again. Waits for a call in progress.
+    fn release(&self) {}
 }
 
 /// A borrowed backend is one, so wrappers can take `&dyn Backend`.
@@ -96,6 +100,10 @@ impl<B: Backend + ?Sized> Backend for &B {
 
     fn footprint(&self, pk: &ProvingKey) -> Option<Footprint> {
         (**self).footprint(pk)
+    }
+
+    fn release(&self) {
+        (**self).release()
     }
 }
 
