@@ -9,10 +9,13 @@
 
 #include <cuda.h>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <mutex>
+#include <stdexcept>
 #include <new>
 #include <thread>
 #include <vector>
@@ -128,6 +131,90 @@ __global__ void cuzk_gather(fr_t* out, const fr_t* w, const uint32_t* idx, size_
         out[i] = w[idx[i]];
 }
 
+// ---- Witness MSMs: zeros skipped, ones summed, the rest through Pippenger ----------------
+
+// x == 1 (fr_t::is_one crashes this nvcc's code generator).
+__device__ __forceinline__ bool is_mont_one(const fr_t& x)
+{
+    const fr_t one = fr_t::one();
+    const uint32_t* a = reinterpret_cast<const uint32_t*>(&x);
+    const uint32_t* b = reinterpret_cast<const uint32_t*>(&one);
+    uint32_t d = 0;
+    for (size_t k = 0; k < sizeof(fr_t) / 4; k++)
+        d |= a[k] ^ b[k];
+    return d == 0;
+}
+
+// Walks s[0..n) one warp per 32 scalars (whole warps, so ballots see every lane): every lane
+// calls `each(i, lane, ones, others, mine)` with the warp's masks of scalars equal to 1 and of
+// scalars neither 0 nor 1, and whether its own s[i] is one of the latter.
+template<class F>
+__device__ __forceinline__ void each_warp_of_scalars(const fr_t* s, size_t n, F each)
+{
+    size_t stride = (size_t)blockDim.x * gridDim.x; // a multiple of 32
+    size_t n_up = (n + 31) & ~(size_t)31;
+    uint32_t lane = threadIdx.x & 31;
+    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < n_up; i += stride) {
+        bool one = false, other = false;
+        if (i < n) {
+            fr_t x = s[i];
+            bool zero = x.is_zero();
+            one = !zero && is_mont_one(x);
+            other = !zero && !one;
+        }
+        each(i, lane, __ballot_sync(0xffffffff, one), __ballot_sync(0xffffffff, other), other);
+    }
+}
+
+// ones: the bitmap of scalars equal to 1 (bit i%32 of word i/32); others: how many are
+// neither 0 nor 1.
+__global__ void cuzk_scalar_classes(uint32_t* ones, uint32_t* others, const fr_t* s, size_t n)
+{
+    __shared__ uint32_t block_others;
+    if (threadIdx.x == 0) block_others = 0;
+    __syncthreads();
+    uint32_t* counted = &block_others; // (a lambda capturing the __shared__ itself crashes nvcc)
+    each_warp_of_scalars(s, n, [=](size_t i, uint32_t lane, uint32_t one, uint32_t other, bool) {
+        if (lane == 0) {
+            ones[i / 32] = one;
+            if (other) atomicAdd_block(counted, __popc(other));
+        }
+    });
+    __syncthreads();
+    if (threadIdx.x == 0 && block_others) atomicAdd(others, block_others);
+}
+
+// Copies the scalars that are neither 0 nor 1, and their points, to ts / tp (in any order:
+// an MSM does not depend on it); `next` starts at 0.
+template<class affine_h>
+__global__ void cuzk_compact_others(fr_t* ts, affine_h* tp, uint32_t* next, const fr_t* s,
+                                    const affine_h* p, size_t n)
+{
+    each_warp_of_scalars(s, n, [=](size_t i, uint32_t lane, uint32_t, uint32_t other,
+                                   bool mine) {
+        if (!other) return;
+        uint32_t base = lane == 0 ? atomicAdd(next, __popc(other)) : 0;
+        base = __shfl_sync(0xffffffff, base, 0);
+        if (mine) {
+            uint32_t k = base + __popc(other & ((1u << lane) - 1));
+            ts[k] = s[i];
+            tp[k] = p[i];
+        }
+    });
+}
+
+// The device pass instantiates kernels only where device code names them; these are launched
+// from host code alone (see the note on the G2 Pippenger kernels above).
+template __global__ void cuzk_compact_others<affine_t::mem_t>(
+    fr_t*, affine_t::mem_t*, uint32_t*, const fr_t*, const affine_t::mem_t*, size_t);
+template __global__ void cuzk_compact_others<affine_fp2_t::mem_t>(
+    fr_t*, affine_fp2_t::mem_t*, uint32_t*, const fr_t*, const affine_fp2_t::mem_t*, size_t);
+template __global__ void batch_addition<bucket_t, affine_t::mem_t>(
+    bucket_t::mem_t[], const affine_t::mem_t[], uint32_t, const uint32_t[], bool, uint32_t);
+template __global__ void batch_addition<bucket_fp2_t, affine_fp2_t::mem_t>(
+    bucket_fp2_t::mem_t[], const affine_fp2_t::mem_t[], uint32_t, const uint32_t[], bool,
+    uint32_t);
+
 #ifndef __CUDA_ARCH__
 
 extern "C" {
@@ -137,6 +224,16 @@ extern "C" {
 struct cuzk_status {
     int32_t code;
     char message[244];
+};
+
+// Wall times (ms) of a quotient's steps, filled only when the caller passes one: each step then
+// waits for the device, so asking costs a few synchronisations.
+struct cuzk_quotient_times {
+    double abc;          // a, b, c in device memory (upload or mat-vec), zero-padded
+    double coset;        // a, b, c to the coset (three inverse NTTs, three coset NTTs)
+    double combine;      // (a·b − c)/Z
+    double coefficients; // inverse coset NTT
+    double msm;          // the H MSM
 };
 
 }
@@ -205,8 +302,187 @@ static const gpu_t* gpu_at(int ordinal)
     const gpu_t* var = gpu_at(ordinal);                                               \
     if (!var) return status_of(CUZK_BAD_ORDINAL, "no GPU with this ordinal")
 
-typedef msm_t<bucket_t, point_t, affine_t, scalar_t> msm_g1_t;
-typedef msm_t<bucket_fp2_t, point_fp2_t, affine_fp2_t, scalar_t> msm_g2_t;
+// Host-to-device copies through two pinned staging buffers filled by several threads: the
+// driver's pageable path copies on one thread through small buffers.
+class staged_upload_t {
+    static constexpr size_t CHUNK = (size_t)64 << 20;
+    void* stage[2] = {nullptr, nullptr};
+    cudaEvent_t done[2] = {nullptr, nullptr};
+    unsigned threads;
+
+    static void fill(void* dst, const void* src, size_t bytes, unsigned threads)
+    {
+        if (threads < 2 || bytes < ((size_t)1 << 20)) {
+            memcpy(dst, src, bytes);
+            return;
+        }
+        std::vector<std::thread> pool;
+        size_t part = (bytes / threads + 63) & ~(size_t)63;
+        for (unsigned t = 0; t < threads; t++) {
+            size_t off = t * part;
+            if (off >= bytes) break;
+            size_t len = std::min(part, bytes - off);
+            pool.emplace_back([=] { memcpy((char*)dst + off, (const char*)src + off, len); });
+        }
+        for (auto& th : pool) th.join();
+    }
+
+public:
+    staged_upload_t()
+    {
+        threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency() / 2));
+        for (int i = 0; i < 2; i++) {
+            CUDA_OK(cudaHostAlloc(&stage[i], CHUNK, cudaHostAllocDefault));
+            CUDA_OK(cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming));
+        }
+    }
+    ~staged_upload_t()
+    {
+        for (int i = 0; i < 2; i++) {
+            if (done[i]) (void)cudaEventSynchronize(done[i]), (void)cudaEventDestroy(done[i]);
+            if (stage[i]) (void)cudaFreeHost(stage[i]);
+        }
+    }
+    staged_upload_t(const staged_upload_t&) = delete;
+    staged_upload_t& operator=(const staged_upload_t&) = delete;
+
+    // Copies `bytes` from host `src` to device `dst` on `s`; returns when the data is there.
+    // Not reentrant: see upload().
+    void copy(const stream_t& s, void* dst, const void* src, size_t bytes)
+    {
+        for (size_t off = 0, k = 0; off < bytes; off += CHUNK, k++) {
+            size_t len = std::min(CHUNK, bytes - off);
+            int i = k & 1;
+            CUDA_OK(cudaEventSynchronize(done[i])); // the copy that last read stage[i]
+            fill(stage[i], (const char*)src + off, len, threads);
+            CUDA_OK(cudaMemcpyAsync((char*)dst + off, stage[i], len, cudaMemcpyHostToDevice, s));
+            CUDA_OK(cudaEventRecord(done[i], s));
+        }
+        s.sync();
+    }
+};
+
+// Copies `bytes` from host `src` to `dst` on `gpu`, through that GPU's one staging pair
+// (made on first use and kept for the process; the OS frees it at exit, after the CUDA
+// runtime, which must not be called from static destructors). Uploads to one GPU take turns.
+static void upload(const gpu_t& gpu, void* dst, const void* src, size_t bytes)
+{
+    static std::mutex locks[64];
+    static staged_upload_t* staging[64];
+    if ((size_t)gpu.id() >= 64)
+        throw std::runtime_error("GPU ordinal beyond the staging table");
+    std::lock_guard<std::mutex> turn(locks[gpu.id()]);
+    gpu.select();
+    if (!staging[gpu.id()])
+        staging[gpu.id()] = new staged_upload_t();
+    staging[gpu.id()]->copy(gpu[0], dst, src, bytes);
+}
+
+// A base (the points of one query) uploaded once to one GPU, with sppark's Pippenger state
+// sized for it.
+template<class bucket_t, class point_t, class affine_t>
+class base_t {
+    typedef typename affine_t::mem_t affine_h;
+    typedef typename bucket_t::mem_t bucket_h;
+    typedef msm_t<bucket_t, point_t, affine_t, scalar_t> pippenger_t;
+
+    const gpu_t& gpu;
+    size_t n;
+    dev_ptr_t<affine_h> points;
+    pippenger_t pippenger;
+
+    // Σ s_i·P_i over `len` points at `p`, every scalar through Pippenger. (The device
+    // pointers go in typed as affine_t: with affine_h, sppark's invoke calls itself forever.)
+    static RustError full(pippenger_t& msm, point_t& out, affine_h* p, const fr_t* s,
+                          size_t len)
+    {
+        return msm.invoke(out, dev_ptr_t<affine_t>(reinterpret_cast<affine_t*>(p)), len,
+                          dev_ptr_t<fr_t>(const_cast<fr_t*>(s)), true);
+    }
+
+public:
+    base_t(const gpu_t& gpu, const affine_t* h, size_t n)
+    : gpu(gpu), n(n), points(n), pippenger(nullptr, n, sizeof(affine_t), gpu.id())
+    {
+        gpu[0].HtoD(&points[0], h, n, sizeof(affine_t));
+        gpu[0].sync();
+    }
+
+    size_t size() const { return n; }
+
+    // `sparse` for scalars in host memory (uploaded first, through pinned staging: the
+    // driver's pageable copy runs at a fifth of the speed).
+    RustError sparse_from_host(point_t& out, const fr_t* h, size_t len)
+    {
+        dev_ptr_t<fr_t> d{len, gpu[0]};
+        upload(gpu, &d[0], h, len * sizeof(fr_t));
+        return sparse(out, &d[0], len);
+    }
+
+    // Σ s_i·P_i over the first `len` points, scalars (Montgomery form) in device memory, every
+    // scalar through Pippenger: for random scalars (the quotient's).
+    RustError dense(point_t& out, const fr_t* s, size_t len)
+    {   return full(pippenger, out, &points[0], s, len);   }
+
+    // The same sum for witness scalars, which are mostly 0 and 1 (96-99 % in a PoRep
+    // partition): zeros are skipped, the points of ones summed by sppark's batch addition, and
+    // only the rest go through Pippenger. Falls back to `dense` when over a quarter are neither.
+    RustError sparse(point_t& out, const fr_t* s, size_t len)
+    {
+        if (len == 0) { out.inf(); return RustError{cudaSuccess}; }
+        if (len >= ((size_t)1 << 32) - 1024)
+            return dense(out, s, len);
+        // Whole 1024-bit blocks: batch addition reads the bitmap a warp's 32 words at a time.
+        size_t words = (len + 1023) / 1024 * 32;
+        const stream_t& st = gpu[0];
+        dev_ptr_t<uint32_t> ones{words, st}, counter{1, st};
+        st.bzero(&ones[0], words);
+        st.bzero(&counter[0], 1);
+        cuzk_scalar_classes<<<gpu.sm_count() * 4, 256, 0, st>>>(&ones[0], &counter[0], s, len);
+        CUDA_OK(cudaGetLastError());
+        uint32_t others = 0;
+        st.DtoH(&others, &counter[0], 1);
+        st.sync();
+        // Past a quarter the split saves less and its tail buffers (128-224 bytes per scalar)
+        // would outgrow the per-proof scratch the engine plans for.
+        if ((size_t)others * 4 > len)
+            return dense(out, s, len);
+
+        // The ones: per-warp partial sums, added up here.
+        std::vector<bucket_t> partial(gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ);
+        dev_ptr_t<bucket_h> d_partial{partial.size(), st};
+        void (*add_ones)(bucket_h*, const affine_h*, uint32_t, const uint32_t*, bool, uint32_t)
+            = batch_addition<bucket_t, affine_h>;
+        st.launch_coop(add_ones, dim3(gpu.sm_count()), dim3(BATCH_ADD_BLOCK_SIZE), 0,
+                       &d_partial[0], (const affine_h*)&points[0], (uint32_t)len,
+                       (const uint32_t*)&ones[0], false, 0u);
+        st.DtoH(partial, &d_partial[0]);
+
+        // The rest, compacted.
+        point_t tail;
+        tail.inf();
+        if (others) {
+            dev_ptr_t<fr_t> ts{others, st};
+            dev_ptr_t<affine_h> tp{others, st};
+            st.bzero(&counter[0], 1);
+            cuzk_compact_others<<<gpu.sm_count() * 4, 256, 0, st>>>(
+                &ts[0], &tp[0], &counter[0], s, &points[0], len);
+            CUDA_OK(cudaGetLastError());
+            st.sync();
+            pippenger_t msm{nullptr, others, sizeof(affine_t), gpu.id()};
+            RustError e = full(msm, tail, &tp[0], &ts[0], others);
+            if (e.code != cudaSuccess)
+                return e;
+        }
+        st.sync();
+        out = (point_t)sum_up(partial);
+        out.add(tail);
+        return RustError{cudaSuccess};
+    }
+};
+
+typedef base_t<bucket_t, point_t, affine_t> msm_g1_t;
+typedef base_t<bucket_fp2_t, point_fp2_t, affine_fp2_t> msm_g2_t;
 
 extern "C" {
 
@@ -224,18 +500,24 @@ cuzk_status cuzk_gpu_count(size_t* count)
     });
 }
 
+// Name, compute capability and memory of GPU `ordinal`. With `settle`, first waits for the
+// device's work and returns the stream-ordered allocator pool's cached blocks, so `free_bytes`
+// shows memory really in use; without, it is the driver's figure now (status polling must not
+// stall or trim a GPU that is proving).
 cuzk_status cuzk_gpu_info(int ordinal, char name[256], int* sm, size_t* free_bytes,
-                          size_t* total_bytes)
+                          size_t* total_bytes, int settle)
 {
     return guarded([&] {
         CUZK_GPU(gpu, ordinal);
         snprintf(name, 256, "%s", gpu->props().name);
         *sm = gpu->props().major * 10 + gpu->props().minor;
-        // Report memory in use, not memory cached by the stream-ordered allocator's pool.
-        cudaMemPool_t pool;
-        CUDA_OK(cudaDeviceSynchronize());
-        CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu->cid()));
-        CUDA_OK(cudaMemPoolTrimTo(pool, 0));
+        gpu->select();
+        if (settle) {
+            cudaMemPool_t pool;
+            CUDA_OK(cudaDeviceSynchronize());
+            CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu->cid()));
+            CUDA_OK(cudaMemPoolTrimTo(pool, 0));
+        }
         cudaError_t e = cudaMemGetInfo(free_bytes, total_bytes);
         return e == cudaSuccess ? ok() : from_cuda(e);
     });
@@ -250,7 +532,7 @@ cuzk_status cuzk_msm_##G##_new(int ordinal, const affine_type* points, size_t n,
     return guarded([&] {                                                                  \
         if (n == 0) return status_of(CUZK_BAD_ARGUMENT, "empty MSM base");                \
         CUZK_GPU(gpu, ordinal);                                                           \
-        *out = new msm_type(points, n, sizeof(affine_type), gpu->id());                   \
+        *out = new msm_type(*gpu, points, n);                                             \
         return ok();                                                                      \
     });                                                                                   \
 }                                                                                         \
@@ -258,8 +540,9 @@ cuzk_status cuzk_msm_##G##_run(msm_type* msm, const scalar_t* scalars, size_t n,
                                point_type* out)                                           \
 {                                                                                         \
     return guarded([&] {                                                                  \
-        if (n == 0) { out->inf(); return ok(); }                                          \
-        return from_rust(msm->invoke(*out, (const affine_type*)nullptr, n, scalars, true)); \
+        if (n > msm->size())                                                              \
+            return status_of(CUZK_BAD_ARGUMENT, "more scalars than points");              \
+        return from_rust(msm->sparse_from_host(*out, scalars, n));                        \
     });                                                                                   \
 }                                                                                         \
 void cuzk_msm_##G##_free(msm_type* msm)                                                   \
@@ -297,29 +580,56 @@ static void to_coset(stream_t& s, fr_t* d, uint32_t lg)
 // h = (a·b − c)/Z in coefficient form on the device. `fill(d, size)` writes a, b, c into the
 // three zero-padded 2^lg buffers d[0..3) on streams 0, 1, 2 of `gpu`; `h_out`, `h_msm` and
 // `msm_out` are as cuzk_quotient describes.
+// Times the steps of one call into a cuzk_quotient_times, if there is one.
+class step_clock_t {
+    const gpu_t& gpu;
+    cuzk_quotient_times* times;
+    std::chrono::steady_clock::time_point t0;
+public:
+    step_clock_t(const gpu_t& gpu, cuzk_quotient_times* times)
+    : gpu(gpu), times(times), t0(std::chrono::steady_clock::now())
+    {   if (times) *times = cuzk_quotient_times{};   }
+
+    // Waits for streams 0..2 and charges the time since the last lap to `step`.
+    void lap(double cuzk_quotient_times::* step)
+    {
+        if (!times) return;
+        for (int i = 0; i < 3; i++) gpu[i].sync();
+        auto t1 = std::chrono::steady_clock::now();
+        times->*step = std::chrono::duration<double, std::milli>(t1 - t0).count();
+        t0 = t1;
+    }
+};
+
 template<class F>
 static cuzk_status quotient_with(const gpu_t* gpu, uint32_t lg, const fr_t* z_inv, fr_t* h_out,
-                                 msm_g1_t* h_msm, size_t h_len, point_t* msm_out, F fill)
+                                 msm_g1_t* h_msm, size_t h_len, point_t* msm_out,
+                                 cuzk_quotient_times* times, F fill)
 {
     size_t size = (size_t)1 << lg;
     if (h_len > size)
         return status_of(CUZK_BAD_ARGUMENT, "H query longer than the domain");
+    step_clock_t clock{*gpu, times};
     dev_ptr_t<fr_t> d_a{size, (*gpu)[0]};
     {
         dev_ptr_t<fr_t> d_b{size, (*gpu)[1]}, d_c{size, (*gpu)[2]};
         fr_t* d[3] = {&d_a[0], &d_b[0], &d_c[0]};
         fill(d, size);
+        clock.lap(&cuzk_quotient_times::abc);
         for (int i = 0; i < 3; i++)
             to_coset((*gpu)[i], d[i], lg);
         (*gpu)[1].sync();
         (*gpu)[2].sync();
+        clock.lap(&cuzk_quotient_times::coset);
         cuzk_combine_abc<<<gpu->sm_count() * 4, 256, 0, (*gpu)[0]>>>(
             &d_a[0], &d_b[0], &d_c[0], *z_inv, size);
         CUDA_OK(cudaGetLastError());
+        clock.lap(&cuzk_quotient_times::combine);
         if (lg > 0)
             NTT::Base_dev_ptr((*gpu)[0], &d_a[0], lg, NTT::InputOutputOrder::NN,
                               NTT::Direction::inverse, NTT::Type::coset);
         (*gpu)[0].sync();
+        clock.lap(&cuzk_quotient_times::coefficients);
     }
     if (h_out) {
         (*gpu)[0].DtoH(h_out, &d_a[0], size);
@@ -330,7 +640,9 @@ static cuzk_status quotient_with(const gpu_t* gpu, uint32_t lg, const fr_t* z_in
             msm_out->inf();
             return ok();
         }
-        return from_rust(h_msm->invoke(*msm_out, (const affine_t*)nullptr, h_len, d_a, true));
+        RustError e = h_msm->dense(*msm_out, &d_a[0], h_len);
+        clock.lap(&cuzk_quotient_times::msm);
+        return from_rust(e);
     }
     return ok();
 }
@@ -340,20 +652,20 @@ extern "C" {
 // The quotient h = (a·b − c)/Z in coefficient form, computed on the device; a, b, c (length n)
 // cross the bus once. If `h_out` is set, the 2^lg coefficients are copied back. If `h_msm` is
 // set (its base is the key's H query), Σ h_i·H_i over its base is written to `msm_out`
-// straight from device memory.
+// straight from device memory. `times`, if set, receives the steps' wall times.
 cuzk_status cuzk_quotient(int ordinal, const fr_t* a, const fr_t* b, const fr_t* c, size_t n,
                           uint32_t lg, const fr_t* z_inv, fr_t* h_out, msm_g1_t* h_msm,
-                          size_t h_len, point_t* msm_out)
+                          size_t h_len, point_t* msm_out, cuzk_quotient_times* times)
 {
     return guarded([&] {
         CUZK_GPU(gpu, ordinal);
         if (n > ((size_t)1 << lg))
             return status_of(CUZK_BAD_ARGUMENT, "witness longer than the domain");
         const fr_t* host[3] = {a, b, c};
-        return quotient_with(gpu, lg, z_inv, h_out, h_msm, h_len, msm_out,
+        return quotient_with(gpu, lg, z_inv, h_out, h_msm, h_len, msm_out, times,
                              [&](fr_t* d[3], size_t size) {
             for (int i = 0; i < 3; i++) {
-                (*gpu)[i].HtoD(d[i], host[i], n);
+                upload(*gpu, d[i], host[i], n * sizeof(fr_t));
                 if (n < size) (*gpu)[i].bzero(d[i] + n, size - n);
             }
         });
@@ -419,74 +731,14 @@ struct dev_matrix_t {
     }
 };
 
-// Host-to-device copies through two pinned staging buffers filled by several threads: the
-// driver's pageable path copies on one thread through small buffers.
-class staged_upload_t {
-    static constexpr size_t CHUNK = (size_t)64 << 20;
-    void* stage[2] = {nullptr, nullptr};
-    cudaEvent_t done[2] = {nullptr, nullptr};
-    unsigned threads;
-
-    static void fill(void* dst, const void* src, size_t bytes, unsigned threads)
-    {
-        if (threads < 2 || bytes < ((size_t)1 << 20)) {
-            memcpy(dst, src, bytes);
-            return;
-        }
-        std::vector<std::thread> pool;
-        size_t part = (bytes / threads + 63) & ~(size_t)63;
-        for (unsigned t = 0; t < threads; t++) {
-            size_t off = t * part;
-            if (off >= bytes) break;
-            size_t len = std::min(part, bytes - off);
-            pool.emplace_back([=] { memcpy((char*)dst + off, (const char*)src + off, len); });
-        }
-        for (auto& th : pool) th.join();
-    }
-
-public:
-    staged_upload_t()
-    {
-        threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency() / 2));
-        for (int i = 0; i < 2; i++) {
-            CUDA_OK(cudaHostAlloc(&stage[i], CHUNK, cudaHostAllocDefault));
-            CUDA_OK(cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming));
-        }
-    }
-    ~staged_upload_t()
-    {
-        for (int i = 0; i < 2; i++) {
-            if (done[i]) (void)cudaEventSynchronize(done[i]), (void)cudaEventDestroy(done[i]);
-            if (stage[i]) (void)cudaFreeHost(stage[i]);
-        }
-    }
-    staged_upload_t(const staged_upload_t&) = delete;
-    staged_upload_t& operator=(const staged_upload_t&) = delete;
-
-    // Copies `bytes` from host `src` to device `dst` on `s`; returns when the data is there.
-    void copy(const stream_t& s, void* dst, const void* src, size_t bytes)
-    {
-        for (size_t off = 0, k = 0; off < bytes; off += CHUNK, k++) {
-            size_t len = std::min(CHUNK, bytes - off);
-            int i = k & 1;
-            CUDA_OK(cudaEventSynchronize(done[i])); // the copy that last read stage[i]
-            fill(stage[i], (const char*)src + off, len, threads);
-            CUDA_OK(cudaMemcpyAsync((char*)dst + off, stage[i], len, cudaMemcpyHostToDevice, s));
-            CUDA_OK(cudaEventRecord(done[i], s));
-        }
-        s.sync();
-    }
-};
-
 // A circuit's PCE resident on one GPU: the three matrices, the A and B gathers over
-// w = input ‖ aux, a device buffer for w, and the staging buffers that upload it.
+// w = input ‖ aux, and a device buffer for w.
 struct cuzk_pce_t {
     const gpu_t& gpu;
     size_t num_inputs, num_aux, a_len, b_len;
     dev_matrix_t a, b, c;
     dev_ptr_t<uint32_t> a_idx, b_idx;
     dev_ptr_t<fr_t> w;
-    staged_upload_t staging;
 
     cuzk_pce_t(const gpu_t& gpu, const cuzk_matrix_host m[3], size_t num_inputs,
                size_t num_aux, const uint32_t* a_idx_h, size_t a_len, const uint32_t* b_idx_h,
@@ -534,10 +786,8 @@ void cuzk_pce_free(cuzk_pce_t* pce)
 cuzk_status cuzk_pce_upload(cuzk_pce_t* pce, const fr_t* input, const fr_t* aux)
 {
     return guarded([&] {
-        pce->gpu.select();
-        pce->staging.copy(pce->gpu[0], &pce->w[0], input, pce->num_inputs * sizeof(fr_t));
-        pce->staging.copy(pce->gpu[0], &pce->w[pce->num_inputs], aux,
-                          pce->num_aux * sizeof(fr_t));
+        upload(pce->gpu, &pce->w[0], input, pce->num_inputs * sizeof(fr_t));
+        upload(pce->gpu, &pce->w[pce->num_inputs], aux, pce->num_aux * sizeof(fr_t));
         return ok();
     });
 }
@@ -564,7 +814,8 @@ cuzk_status cuzk_pce_products(cuzk_pce_t* pce, fr_t* a, fr_t* b, fr_t* c)
 // cuzk_quotient for the uploaded witness: a, b, c are the matrices' products, with the
 // `input · 0 = 0` rows (a gets the inputs, b and c zeros) after the constraints.
 cuzk_status cuzk_pce_quotient(cuzk_pce_t* pce, uint32_t lg, const fr_t* z_inv, fr_t* h_out,
-                              msm_g1_t* h_msm, size_t h_len, point_t* msm_out)
+                              msm_g1_t* h_msm, size_t h_len, point_t* msm_out,
+                              cuzk_quotient_times* times)
 {
     return guarded([&] {
         const gpu_t& gpu = pce->gpu;
@@ -573,7 +824,7 @@ cuzk_status cuzk_pce_quotient(cuzk_pce_t* pce, uint32_t lg, const fr_t* z_inv, f
         if (n > ((size_t)1 << lg))
             return status_of(CUZK_BAD_ARGUMENT, "circuit larger than the domain");
         const dev_matrix_t* m[3] = {&pce->a, &pce->b, &pce->c};
-        return quotient_with(&gpu, lg, z_inv, h_out, h_msm, h_len, msm_out,
+        return quotient_with(&gpu, lg, z_inv, h_out, h_msm, h_len, msm_out, times,
                              [&](fr_t* d[3], size_t size) {
             size_t rows = pce->rows();
             for (int i = 0; i < 3; i++) {
@@ -596,37 +847,37 @@ enum : int32_t { CUZK_PCE_L = 0, CUZK_PCE_A = 1, CUZK_PCE_B = 2 };
 } // extern "C"
 
 // Runs `msm` over scalars `which` of the uploaded witness, in device memory.
-template<class A, class M, class P>
+template<class M, class P>
 static cuzk_status pce_msm(cuzk_pce_t* pce, M* msm, int32_t which, P* out)
 {
     return guarded([&] {
         const gpu_t& gpu = pce->gpu;
         gpu.select();
-        if (which == CUZK_PCE_L) {
-            if (pce->num_aux == 0) { out->inf(); return ok(); }
-            dev_ptr_t<fr_t> aux{&pce->w[pce->num_inputs]};
-            return from_rust(msm->invoke(*out, (const A*)nullptr, pce->num_aux, aux, true));
-        }
-        if (which != CUZK_PCE_A && which != CUZK_PCE_B)
+        if (which != CUZK_PCE_L && which != CUZK_PCE_A && which != CUZK_PCE_B)
             return status_of(CUZK_BAD_ARGUMENT, "unknown PCE scalar set");
-        size_t n = which == CUZK_PCE_A ? pce->a_len : pce->b_len;
+        size_t n = which == CUZK_PCE_L ? pce->num_aux
+                 : which == CUZK_PCE_A ? pce->a_len : pce->b_len;
+        if (n > msm->size())
+            return status_of(CUZK_BAD_ARGUMENT, "more scalars than points");
+        if (which == CUZK_PCE_L)
+            return from_rust(msm->sparse(*out, &pce->w[pce->num_inputs], n));
         if (n == 0) { out->inf(); return ok(); }
         const uint32_t* idx = which == CUZK_PCE_A ? &pce->a_idx[0] : &pce->b_idx[0];
         dev_ptr_t<fr_t> s{n, gpu[0]};
         cuzk_gather<<<gpu.sm_count() * 4, 256, 0, gpu[0]>>>(&s[0], &pce->w[0], idx, n);
         CUDA_OK(cudaGetLastError());
         gpu[0].sync();
-        return from_rust(msm->invoke(*out, (const A*)nullptr, n, s, true));
+        return from_rust(msm->sparse(*out, &s[0], n));
     });
 }
 
 extern "C" {
 
 cuzk_status cuzk_pce_msm_g1(cuzk_pce_t* pce, msm_g1_t* msm, int32_t which, point_t* out)
-{   return pce_msm<affine_t>(pce, msm, which, out);   }
+{   return pce_msm(pce, msm, which, out);   }
 
 cuzk_status cuzk_pce_msm_g2(cuzk_pce_t* pce, msm_g2_t* msm, int32_t which, point_fp2_t* out)
-{   return pce_msm<affine_fp2_t>(pce, msm, which, out);   }
+{   return pce_msm(pce, msm, which, out);   }
 
 } // extern "C"
 

@@ -28,11 +28,21 @@ done
 cargo build --release -p cuzk-daemon --features cuda --bin cuzk
 cp target/release/cuzk "$stage/cuzk"
 strip --strip-all "$stage/cuzk"
+# Each binary carries device code for four architectures; packed, they fit the device tool's
+# 64 MiB carry. unpack.sh restores them on the device (run.sh and multi-gpu-bench.sh call it).
+(cd "$stage" && XZ_OPT=-T2 tar -cJf bin.tar.xz -- * && find . -type f ! -name bin.tar.xz -delete)
+cat > "$stage/unpack.sh" <<'UNPACK'
+#!/usr/bin/env bash
+# Unpacks the staged binaries next to this script, once.
+d="$(dirname "$0")"
+[ -x "$d/bench-gpu" ] || tar -xJf "$d/bin.tar.xz" -C "$d"
+UNPACK
 cat > "$stage/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs every staged GPU test (ignored ones included), then the GPU benchmark. Output goes to
 # stdout and, when $OUT is set, to $OUT/gpu-tests.log.
 cd "$(dirname "$0")/../.."
+bash target/gpu-carry/unpack.sh
 log="${OUT:-/tmp}/gpu-tests.log"
 rc=0
 {

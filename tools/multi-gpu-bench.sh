@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 what="${1:-all}"
 out="${OUT:-/tmp}"
 bin=target/gpu-carry
+bash "$bin/unpack.sh"
 count="${COUNT:-48}"
 params="${PARAMS:-/tmp/cuzk-params}"
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)

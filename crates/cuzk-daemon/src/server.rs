@@ -67,7 +67,7 @@ fn devices(s: &Settings) -> Result<(Vec<DeviceSlot>, Vec<DeviceInfo>)> {
             free: Some(|ordinal| {
                 cuzk_gpu::Device::open(ordinal)
                     .ok()?
-                    .free_memory()
+                    .free_memory_now()
                     .ok()
                     .map(|b| b as u64)
             }),

@@ -28,7 +28,7 @@ impl Device {
         if ordinal >= count {
             return Err(GpuError::BadOrdinal { ordinal, count });
         }
-        let (name, sm, _, total) = info(ordinal)?;
+        let (name, sm, _, total) = info(ordinal, false)?;
         Ok(Device {
             ordinal,
             name,
@@ -64,14 +64,20 @@ impl Device {
         self.total_memory
     }
 
-    /// Device memory free right now, in bytes (after returning the allocator pool's cached
-    /// blocks to the device, so the figure shows what is really in use).
+    /// Device memory free, in bytes, once the device's queued work is done and the
+    /// allocator pool's cached blocks are returned: what is really in use. Waits for the GPU.
     pub fn free_memory(&self) -> Result<usize, GpuError> {
-        Ok(info(self.ordinal)?.2)
+        Ok(info(self.ordinal, true)?.2)
+    }
+
+    /// Device memory free right now, as the driver reports it (blocks the allocator pool
+    /// keeps cached count as used). Does not wait for work in flight: for status polling.
+    pub fn free_memory_now(&self) -> Result<usize, GpuError> {
+        Ok(info(self.ordinal, false)?.2)
     }
 }
 
-fn info(ordinal: usize) -> Result<(String, u32, usize, usize), GpuError> {
+fn info(ordinal: usize, settle: bool) -> Result<(String, u32, usize, usize), GpuError> {
     let mut name = [0 as c_char; 256];
     let (mut sm, mut free, mut total) = (0i32, 0usize, 0usize);
     cuda!(
@@ -81,7 +87,8 @@ fn info(ordinal: usize) -> Result<(String, u32, usize, usize), GpuError> {
             name.as_mut_ptr(),
             &mut sm,
             &mut free,
-            &mut total
+            &mut total,
+            settle as i32
         )
     )?;
     // SAFETY: the C side NUL-terminates `name` (snprintf into 256 bytes).

@@ -6,7 +6,7 @@ use cuzk_groth16::{Fr, G1Projective, ProverError};
 use ff::Field;
 
 use crate::msm::{DeviceBase, G1};
-use crate::sys::cuda;
+use crate::sys::{cuda, QuotientTimes};
 use crate::{Device, GpuError};
 
 fn ntt(
@@ -81,6 +81,36 @@ fn prepare(a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Domain, Fr), ProverError> {
     vanishing_inverse(a.len())
 }
 
+/// A device quotient's step times, asked for only while `debug` events are on (asking makes
+/// every step wait for the device) and reported as one event.
+pub(crate) struct StepTimes(Option<QuotientTimes>);
+
+impl StepTimes {
+    pub(crate) fn wanted() -> Self {
+        StepTimes(tracing::enabled!(tracing::Level::DEBUG).then(QuotientTimes::default))
+    }
+
+    /// Where the C side writes the times; null when they are not wanted.
+    pub(crate) fn ptr(&mut self) -> *mut QuotientTimes {
+        self.0
+            .as_mut()
+            .map_or(std::ptr::null_mut(), |t| t as *mut QuotientTimes)
+    }
+
+    pub(crate) fn report(self) {
+        if let Some(t) = self.0 {
+            tracing::debug!(
+                abc_ms = t.abc,
+                coset_ms = t.coset,
+                combine_ms = t.combine,
+                coefficients_ms = t.coefficients,
+                h_msm_ms = t.msm,
+                "quotient steps"
+            );
+        }
+    }
+}
+
 /// The domain for `n` rows, and `1/Z` on its coset (the quotient's divisor).
 pub(crate) fn vanishing_inverse(n: usize) -> Result<(Domain, Fr), ProverError> {
     let domain = Domain::for_size(n)?;
@@ -110,6 +140,7 @@ pub fn quotient(
 ) -> Result<(Domain, Coefficients), ProverError> {
     let (domain, z_inv) = prepare(a, b, c)?;
     let mut h = vec![Fr::ZERO; domain.size()];
+    let mut times = StepTimes::wanted();
     cuda!(
         device.ordinal(),
         cuzk_quotient(
@@ -124,8 +155,10 @@ pub fn quotient(
             std::ptr::null_mut::<std::ffi::c_void>(),
             0,
             std::ptr::null_mut::<G1Projective>(),
+            times.ptr(),
         )
     )?;
+    times.report();
     let h = domain.coefficients(h)?;
     Ok((domain, h))
 }
@@ -142,6 +175,7 @@ pub fn quotient_msm(
     let h_len = check_h(base, &domain)?;
     let mut out = <G1Projective as group::Group>::identity();
     let ordinal = base.ordinal();
+    let mut times = StepTimes::wanted();
     cuda!(
         ordinal,
         cuzk_quotient(
@@ -156,7 +190,9 @@ pub fn quotient_msm(
             base.raw(),
             h_len,
             &mut out,
+            times.ptr(),
         )
     )?;
+    times.report();
     Ok(out)
 }

@@ -1,8 +1,12 @@
 //! Multi-scalar multiplication on the GPU with the points resident in device memory.
 //!
 //! A [`DeviceBase`] uploads a point set once (a proving key's query) and then runs any number
-//! of MSMs against it; only the scalars cross the bus per call. Dropping it frees the device
-//! memory.
+//! of MSMs against it; only the scalars cross the bus per call (through pinned staging).
+//! Dropping it frees the device memory.
+//!
+//! Witness scalars are mostly 0 and 1 (96-99 % of a PoRep partition's), so the device sorts
+//! them first: zeros are skipped, the points of ones are summed by batch addition, and only the
+//! rest go through Pippenger (when over a quarter are neither, every scalar does).
 
 use std::ffi::c_void;
 use std::marker::PhantomData;

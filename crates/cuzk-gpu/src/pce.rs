@@ -16,7 +16,7 @@ use cuzk_pce::matrix::{Parts, CHUNK_ROWS};
 use cuzk_pce::{Matrix, Pce};
 use ff::Field;
 
-use crate::domain::{check_h, vanishing_inverse};
+use crate::domain::{check_h, vanishing_inverse, StepTimes};
 use crate::msm::{Curve, DeviceBase, G1};
 use crate::sys::cuda;
 use crate::{Device, GpuError};
@@ -223,6 +223,7 @@ impl DevicePce {
         self.loaded()?;
         let (domain, z_inv) = self.domain()?;
         let mut h = vec![Fr::ZERO; domain.size()];
+        let mut times = StepTimes::wanted();
         cuda!(
             self.ordinal,
             cuzk_pce_quotient(
@@ -232,9 +233,11 @@ impl DevicePce {
                 h.as_mut_ptr(),
                 std::ptr::null_mut::<c_void>(),
                 0,
-                std::ptr::null_mut::<G1Projective>()
+                std::ptr::null_mut::<G1Projective>(),
+                times.ptr()
             )
         )?;
+        times.report();
         let h = domain.coefficients(h)?;
         Ok((domain, h))
     }
@@ -245,6 +248,7 @@ impl DevicePce {
         let (domain, z_inv) = self.domain()?;
         let h_len = check_h(base, &domain)?;
         let mut out = <G1Projective as group::Group>::identity();
+        let mut times = StepTimes::wanted();
         cuda!(
             self.ordinal,
             cuzk_pce_quotient(
@@ -254,9 +258,11 @@ impl DevicePce {
                 std::ptr::null_mut::<Fr>(),
                 base.raw(),
                 h_len,
-                &mut out
+                &mut out,
+                times.ptr()
             )
         )?;
+        times.report();
         Ok(out)
     }
 

@@ -17,6 +17,17 @@ pub(crate) struct Status {
     message: [c_char; 244],
 }
 
+/// `cuzk_quotient_times`: wall times (ms) of a device quotient's steps.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct QuotientTimes {
+    pub abc: f64,
+    pub coset: f64,
+    pub combine: f64,
+    pub coefficients: f64,
+    pub msm: f64,
+}
+
 const BAD_ORDINAL: i32 = -1;
 const HOST_ALLOC: i32 = -2;
 const BAD_ARGUMENT: i32 = -3;
@@ -79,7 +90,7 @@ pub(crate) mod ffi {
 
     use cuzk_groth16::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
-    use super::Status;
+    use super::{QuotientTimes, Status};
     use crate::pce::MatrixHost;
 
     /// sppark's `msm_t` with its points resident on one GPU (G1 or G2; typed in `crate::msm`).
@@ -95,6 +106,7 @@ pub(crate) mod ffi {
             sm: *mut i32,
             free: *mut usize,
             total: *mut usize,
+            settle: i32,
         ) -> Status;
         pub(crate) fn cuzk_msm_g1_new(
             ordinal: i32,
@@ -142,6 +154,7 @@ pub(crate) mod ffi {
             h_msm: *mut Msm,
             h_len: usize,
             msm_out: *mut G1Projective,
+            times: *mut QuotientTimes,
         ) -> Status;
         #[allow(clippy::too_many_arguments)]
         pub(crate) fn cuzk_pce_new(
@@ -171,6 +184,7 @@ pub(crate) mod ffi {
             h_msm: *mut Msm,
             h_len: usize,
             msm_out: *mut G1Projective,
+            times: *mut QuotientTimes,
         ) -> Status;
         pub(crate) fn cuzk_pce_msm_g1(
             pce: *mut Pce,

@@ -10,6 +10,7 @@ use cuzk_groth16::conformance::{
 use cuzk_groth16::domain::Domain;
 use cuzk_groth16::{generator, msm as cpu_msm, Fr};
 use ff::Field;
+use group::prime::PrimeCurveAffine;
 use group::Curve;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -59,6 +60,8 @@ fn device_reports_itself() {
         d.total_memory() >> 20
     );
     assert!(free > 0 && free <= d.total_memory());
+    let now = d.free_memory_now().unwrap();
+    assert!(now > 0 && now <= d.total_memory());
     assert_eq!(Device::all().unwrap()[0], d);
 }
 
@@ -101,6 +104,72 @@ fn msm_matches_cpu() {
         DeviceBase::<G1>::upload(&d, &[]),
         Err(GpuError::Argument(_))
     ));
+}
+
+/// A PoRep-like witness: zeros and ones, with `others` in 1000 random values.
+fn mostly_bits(n: usize, seed: u64, others: u32) -> Vec<Fr> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    (0..n)
+        .map(
+            |_| match rand_chacha::rand_core::RngCore::next_u32(&mut rng) % 1000 {
+                x if x < others => Fr::random(&mut rng),
+                x if x % 2 == 0 => Fr::ZERO,
+                _ => Fr::ONE,
+            },
+        )
+        .collect()
+}
+
+fn naive<P: group::Group<Scalar = Fr>>(points: &[impl Into<P> + Copy], s: &[Fr]) -> P {
+    points.iter().zip(s).map(|(p, s)| (*p).into() * s).sum()
+}
+
+/// Witness scalars take the split path (zeros skipped, ones batch-added, the rest through
+/// Pippenger): every length around the kernels' 32- and 1024-scalar blocks, all-zero and
+/// all-one vectors, points at infinity, and vectors shorter than the base.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn witness_msms_match_cpu() {
+    let d = device();
+    let (mut p1, mut p2) = (random_g1(5000, 21), random_g2(5000, 22));
+    for i in (0..5000).step_by(97) {
+        p1[i] = cuzk_groth16::G1Affine::identity();
+        p2[i] = cuzk_groth16::G2Affine::identity();
+    }
+    let mut b1 = DeviceBase::<G1>::upload(&d, &p1).unwrap();
+    let mut b2 = DeviceBase::<G2>::upload(&d, &p2).unwrap();
+    for (k, n) in [1usize, 31, 32, 33, 1023, 1024, 1025, 4999, 5000]
+        .into_iter()
+        .enumerate()
+    {
+        for (what, s) in [
+            ("zeros", vec![Fr::ZERO; n]),
+            ("ones", vec![Fr::ONE; n]),
+            ("bits", mostly_bits(n, k as u64, 0)),
+            ("1 % others", mostly_bits(n, k as u64, 10)),
+            ("20 % others", mostly_bits(n, k as u64, 200)),
+            ("random", random_scalars(n, k as u64)),
+        ] {
+            let want1: cuzk_groth16::G1Projective = naive(&p1[..n], &s);
+            assert_eq!(
+                b1.msm(&s).unwrap().to_affine(),
+                want1.to_affine(),
+                "G1 {what}, n = {n}"
+            );
+            let want2: cuzk_groth16::G2Projective = naive(&p2[..n], &s);
+            assert_eq!(
+                b2.msm(&s).unwrap().to_affine(),
+                want2.to_affine(),
+                "G2 {what}, n = {n}"
+            );
+        }
+    }
+    let (p, s) = (
+        random_g1((1 << 18) + 5, 23),
+        mostly_bits((1 << 18) + 5, 24, 20),
+    );
+    let got = msm::<G1>(&d, &p, &s).unwrap().to_affine();
+    assert_eq!(got, cpu_msm::blst_g1(&p, &s).to_affine(), "G1, 2^18 + 5");
 }
 
 #[test]
