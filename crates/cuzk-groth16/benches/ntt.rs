@@ -1,6 +1,8 @@
-//! NTT throughput, 2^16..2^22 (set CUZK_BENCH_LOGS="16,18" to pick sizes).
+//! NTT throughput and the whole quotient step (h from a, b, c), 2^16..2^22 (set
+//! CUZK_BENCH_LOGS="16,18" to pick sizes).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use cuzk_groth16::backend::quotient;
 use cuzk_groth16::conformance::random_scalars;
 use cuzk_groth16::domain::Domain;
 
@@ -23,6 +25,10 @@ fn ntt(c: &mut Criterion) {
         });
         g.bench_with_input(BenchmarkId::new("coset_fft", log), &coeffs, |b, c| {
             b.iter(|| d.coset_fft(c.clone()))
+        });
+        let abc: Vec<_> = (2..5).map(|seed| random_scalars(d.size(), seed)).collect();
+        g.bench_with_input(BenchmarkId::new("quotient", log), &abc, |b, v| {
+            b.iter(|| quotient(&v[0], &v[1], &v[2]).unwrap())
         });
     }
 }
