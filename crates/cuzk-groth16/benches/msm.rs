@@ -1,4 +1,5 @@
-//! G1 and G2 multi-scalar multiplication, 2^16..2^22 (set CUZK_BENCH_LOGS to pick sizes).
+//! G1 and G2 multi-scalar multiplication, 2^16..2^22 (set CUZK_BENCH_LOGS to pick sizes),
+//! G1 side by side with blst's Pippenger.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use cuzk_groth16::conformance::{random_g1, random_g2, random_scalars};
@@ -22,6 +23,10 @@ fn bench(c: &mut Criterion) {
         g.throughput(Throughput::Elements(n as u64));
         g.bench_with_input(BenchmarkId::new("g1", log), &n, |b, &n| {
             b.iter(|| msm::g1(&p1[..n], &scalars[..n]))
+        });
+        // The peer: blst's Pippenger on the same input.
+        g.bench_with_input(BenchmarkId::new("g1_blst", log), &n, |b, &n| {
+            b.iter(|| msm::blst_g1(&p1[..n], &scalars[..n]))
         });
     }
     drop(p1);

@@ -165,13 +165,19 @@ impl Backend for CpuBackend {
 /// Coefficients of `h = (a·b − c) / Z`, computed on the coset where `Z` is a constant.
 pub fn quotient(a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Domain, Coefficients), ProverError> {
     let domain = Domain::for_size(a.len())?;
+    // Copies with room for the padding, so padding does not move them again.
+    let padded = |v: &[Fr]| {
+        let mut x = crate::memory::large_vec(domain.size().max(v.len()));
+        x.extend_from_slice(v);
+        x
+    };
     let coset = |v: &[Fr]| -> Result<_, ProverError> {
-        Ok(domain.evaluations_to_coset(domain.evaluations(v.to_vec())?))
+        Ok(domain.evaluations_to_coset(domain.evaluations(padded(v))?))
     };
     // c enters linearly and Z is constant on the coset, so c needs no coset transform:
     // h = (icoset(â·b̂) − coefficients(c)) / Z, six NTTs instead of seven.
     let coefficients =
-        |v: &[Fr]| -> Result<_, ProverError> { Ok(domain.ifft(domain.evaluations(v.to_vec())?)) };
+        |v: &[Fr]| -> Result<_, ProverError> { Ok(domain.ifft(domain.evaluations(padded(v))?)) };
     let (ra, (rb, rc)) = rayon::join(|| coset(a), || rayon::join(|| coset(b), || coefficients(c)));
     let (mut a, b, c) = (ra?, rb?, rc?);
     let z_inv = domain.vanishing_on_coset().invert().unwrap();

@@ -297,7 +297,10 @@ fn ntt(v: &mut Vec<Fr>, omega: Fr) {
         return;
     }
     let (n1, n2) = (1usize << log.div_ceil(2), 1usize << (log / 2));
-    let mut t = vec![Fr::ZERO; n];
+    // Fresh scratch faulted in on every thread, in huge pages where the kernel allows: one
+    // thread zero-filling 4 KiB pages cost more than a transpose pass (log #29).
+    let mut t = crate::memory::large_vec(n);
+    t.par_extend(rayon::iter::repeat_n(Fr::ZERO, n));
     // v as n2 × n1 (row j2, column j1) → t as n1 × n2: row j1 holds x[j1 + n1·j2] over j2.
     transpose(v, &mut t, n2, n1);
     let tw2 = powers(omega.pow_vartime([n1 as u64]), n2 / 2);

@@ -2,8 +2,11 @@
 //!
 //! Witness-side MSMs of Filecoin circuits are dominated by 0/1 scalars (bit decompositions),
 //! so [`g1`] and [`g2`] first drop zeros and sum the points of ones with plain additions, and
-//! hand only the remaining scalars to blst's multi-threaded Pippenger ([`blst_g1`],
-//! [`blst_g2`]). Inputs with few such scalars (the H query) go to blst unchanged.
+//! hand only the remaining scalars to a Pippenger: large G1 inputs to our batch-affine one
+//! ([`affine`]), the rest to blst's multi-threaded one ([`blst_g1`], [`blst_g2`]). Inputs
+//! with few such scalars (the H query) skip the split.
+
+mod affine;
 
 use std::ops::AddAssign;
 
@@ -16,7 +19,19 @@ use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 /// `Σ scalars[i] · points[i]` over G1. The slices must have equal length.
 pub fn g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
-    split(points, scalars, blst_g1)
+    split(points, scalars, pippenger_g1)
+}
+
+/// G1 inputs from this size on go to the batch-affine Pippenger, with 16-bit windows: both
+/// measured on 2 cores from 2^16 to 2^22 (log #28 in docs/PERFORMANCE.md).
+const AFFINE_MIN: usize = 1 << 17;
+const AFFINE_WINDOW: usize = 16;
+
+fn pippenger_g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
+    if points.len() < AFFINE_MIN {
+        return blst_g1(points, scalars);
+    }
+    affine::g1(points, scalars, AFFINE_WINDOW)
 }
 
 /// `Σ scalars[i] · points[i]` over G2. The slices must have equal length.
