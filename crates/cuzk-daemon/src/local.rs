@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use cuzk_circuits::{C1Input, SealShape, Synthesis};
 use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
-use cuzk_groth16::params::{ProvingKey, Validation};
+use cuzk_groth16::params::{ParamsError, PointCache, ProvingKey, Validation};
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
 use cuzk_groth16::{Fr, Proof};
 use cuzk_pce::{Pce, PceBackend};
@@ -180,6 +180,7 @@ pub fn prove_porep(
     synthesis: SynthesisKind,
     pce_path: Option<PathBuf>,
     validation: Validation,
+    point_cache: bool,
 ) -> Result<Vec<u8>> {
     let total = Instant::now();
     let c1 = C1Input::parse(c1_bytes)?;
@@ -194,9 +195,29 @@ pub fn prove_porep(
         );
     }
     let t = Instant::now();
-    let pk = ProvingKey::read(&params_path, validation)?;
-    pk.preload()?;
+    let (pk, cache_write) = if point_cache {
+        let cache = params_path.with_extension("cuzk-points");
+        match ProvingKey::read_cached(&params_path, validation, &cache)? {
+            (pk, PointCache::Hit) => (pk, None),
+            (pk, PointCache::Miss(write)) => (pk, Some(write)),
+        }
+    } else {
+        let pk = ProvingKey::read(&params_path, validation)?;
+        pk.preload()?;
+        (pk, None)
+    };
+    let points = match (point_cache, &cache_write) {
+        (false, _) => "decoded",
+        (true, None) => "cached",
+        (true, Some(_)) => "decoded+cached",
+    };
     let load_ms = ms(t);
+    // A missed point cache is written beside the proof: disk and sync, not the cores.
+    let pk = Arc::new(pk);
+    let _writer = CacheWriter(cache_write.map(|w| {
+        let pk = Arc::clone(&pk);
+        std::thread::spawn(move || (w.path().to_path_buf(), w.write(&pk)))
+    }));
 
     let t = Instant::now();
     let pce = match synthesis {
@@ -262,7 +283,7 @@ pub fn prove_porep(
     }
     let verify_ms = ms(t);
     println!(
-        "prove porep sector_size={} partitions={} backend={} synthesis={} load_ms={load_ms} pce_ms={pce_ms} synthesis_ms={synth_ms} prove_ms={prove_ms} verify_ms={verify_ms} total_ms={}",
+        "prove porep sector_size={} partitions={} backend={} synthesis={} points={points} load_ms={load_ms} pce_ms={pce_ms} synthesis_ms={synth_ms} prove_ms={prove_ms} verify_ms={verify_ms} total_ms={}",
         shape.sector_size(),
         proofs.len(),
         prover.backend.name(),
@@ -275,6 +296,22 @@ pub fn prove_porep(
         ms(total)
     );
     Ok(proofs.iter().flat_map(Proof::to_bytes).collect())
+}
+
+/// A point cache being written in the background, joined on every way out of
+/// [`prove_porep`] (a write cut short by the process exiting would leave its temporary file).
+struct CacheWriter(Option<std::thread::JoinHandle<(PathBuf, Result<(), ParamsError>)>>);
+
+impl Drop for CacheWriter {
+    fn drop(&mut self) {
+        match self.0.take().map(|h| h.join()) {
+            Some(Ok((path, Err(e)))) => {
+                eprintln!("warning: point cache {} not written: {e}", path.display())
+            }
+            Some(Err(_)) => eprintln!("warning: the point cache writer panicked"),
+            Some(Ok((_, Ok(())))) | None => {}
+        }
+    }
 }
 
 /// A run's partitions: whole witnesses, or the columns a device's PCE evaluates.

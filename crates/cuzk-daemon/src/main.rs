@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use cuzk_circuits::{C1Input, SealShape};
+use cuzk_daemon::config::LogFormat;
+use cuzk_daemon::logging;
 use cuzk_groth16::params::Validation;
 
 use local::{BackendKind, SynthesisKind};
@@ -82,6 +84,10 @@ enum ProveKind {
         /// verified against the (always fully checked) verifying key before it is returned.
         #[arg(long, value_enum, default_value_t = CheckParams::Trusted)]
         check_params: CheckParams,
+        /// Decode the parameter points every time instead of mapping them from (and writing)
+        /// the point cache `<params file>.cuzk-points`, which takes as much disk again.
+        #[arg(long)]
+        no_point_cache: bool,
     },
 }
 
@@ -157,13 +163,23 @@ fn main() -> Result<()> {
                     synthesis,
                     pce,
                     check_params,
+                    no_point_cache,
                 },
         } => {
+            // Step times of the backends come as `debug` events (`RUST_LOG=debug`).
+            logging::init(LogFormat::Text, "warn");
             let prover = local::Prover::new(b)?;
             let bytes = std::fs::read(&c1).with_context(|| format!("reading {}", c1.display()))?;
             let dir = params.map_or_else(local::default_params_dir, Ok)?;
-            let proof =
-                local::prove_porep(&bytes, &dir, &prover, synthesis, pce, check_params.into())?;
+            let proof = local::prove_porep(
+                &bytes,
+                &dir,
+                &prover,
+                synthesis,
+                pce,
+                check_params.into(),
+                !no_point_cache,
+            )?;
             std::fs::write(&out, &proof).with_context(|| format!("writing {}", out.display()))?;
             println!("wrote {} bytes to {}", proof.len(), out.display());
         }
@@ -209,6 +225,7 @@ fn main() -> Result<()> {
                 SynthesisKind::Native,
                 None,
                 Validation::Trusted,
+                true,
             )?;
             println!(
                 "demo: proved and verified the bundled 2 KiB sector ({} bytes)",

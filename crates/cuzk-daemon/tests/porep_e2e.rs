@@ -48,6 +48,43 @@ fn every_witness_path_proves_2kib_and_upstream_verifies() {
     }
 }
 
+/// The first proof decodes the parameters and writes the point cache beside them; the next
+/// maps the points from it; `--no-point-cache` decodes again. Every proof verifies.
+#[test]
+fn point_cache_is_written_then_used_and_proofs_verify() {
+    let shared = params_dir();
+    ensure_params(&shared);
+    // A private directory of links to the shared files (same inode and modification time),
+    // so that this test sees its own cache appear.
+    let dir = tempfile::tempdir_in(shared.parent().unwrap()).unwrap();
+    for entry in std::fs::read_dir(&shared).unwrap() {
+        let path = entry.unwrap().path();
+        if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("params" | "vk" | "pce")
+        ) {
+            std::fs::hard_link(&path, dir.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let c1 = fixture("2KiB").join("c1.json");
+    let caches = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension() == Some("cuzk-points".as_ref()))
+            .count()
+    };
+    for (extra, points, after) in [
+        (&[][..], "decoded+cached", 1),
+        (&[][..], "cached", 1),
+        (&["--no-point-cache"][..], "decoded", 1),
+    ] {
+        let (proof, out) = prove_with(&c1, dir.path(), &dir.path().join("proof"), extra);
+        assert!(out.contains(&format!(" points={points} ")), "{out}");
+        assert_eq!(upstream_verdict("2KiB", &proof), Ok(true), "{points}");
+        assert_eq!(caches(), after, "{points}");
+    }
+}
+
 #[test]
 fn proves_2kib_curio_envelope_and_upstream_verifies() {
     let params = params_dir();

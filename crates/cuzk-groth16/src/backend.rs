@@ -184,12 +184,15 @@ pub fn quotient(a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Domain, Coefficients), 
     a.as_mut_slice()
         .par_iter_mut()
         .zip(b.as_slice().par_iter())
-        .for_each(|(a, b)| *a *= b);
+        .for_each(|(a, b)| crate::fr::mul_assign(a, b));
     let mut h = domain.icoset_fft(a);
     h.as_mut_slice()
         .par_iter_mut()
         .zip(c.as_slice().par_iter())
-        .for_each(|(h, c)| *h = (*h - c) * z_inv);
+        .for_each(|(h, c)| {
+            crate::fr::sub_assign(h, c);
+            crate::fr::mul_assign(h, &z_inv);
+        });
     Ok((domain, h))
 }
 
@@ -247,8 +250,10 @@ pub fn check_columns(
 fn prove_one(pk: &ProvingKey, w: &Witness, rs: &Randomness) -> Result<Proof, ProverError> {
     check_shape(pk, w)?;
     let d = &w.density;
+    let mut steps = Steps::new();
     let (_, h) = quotient(&w.a, &w.b, &w.c)?;
     let h = &h.as_slice()[..h.len() - 1];
+    let quotient_ms = steps.lap();
 
     let a_aux = d.a_aux.select(&w.aux);
     let b_scalars: Vec<Fr> = d
@@ -257,15 +262,47 @@ fn prove_one(pk: &ProvingKey, w: &Witness, rs: &Randomness) -> Result<Proof, Pro
         .into_iter()
         .chain(d.b_aux.select(&w.aux))
         .collect();
+    let gather_ms = steps.lap();
 
     let h_acc = msm::g1(pk.h()?, h);
+    let h_ms = steps.lap();
     let l_acc = msm::g1(pk.l()?, &w.aux);
+    let l_ms = steps.lap();
     let a_points = pk.a()?;
     let (a_in, a_rest) = a_points.split_at(w.input.len());
     let a_acc = msm::g1(a_in, &w.input) + msm::g1(a_rest, &a_aux);
+    let a_ms = steps.lap();
     let b1_acc = msm::g1(pk.b_g1()?, &b_scalars);
+    let b_g1_ms = steps.lap();
     let b2_acc = msm::g2(pk.b_g2()?, &b_scalars);
+    let b_g2_ms = steps.lap();
+    tracing::debug!(
+        quotient_ms,
+        gather_ms,
+        h_msm_ms = h_ms,
+        l_msm_ms = l_ms,
+        a_msm_ms = a_ms,
+        b_g1_msm_ms = b_g1_ms,
+        b_g2_msm_ms = b_g2_ms,
+        "cpu proof steps"
+    );
     Ok(assemble(pk, rs, h_acc + l_acc, a_acc, b1_acc, b2_acc))
+}
+
+/// Milliseconds between successive calls, for the `debug` step event.
+struct Steps(std::time::Instant);
+
+impl Steps {
+    fn new() -> Self {
+        Steps(std::time::Instant::now())
+    }
+
+    fn lap(&mut self) -> u64 {
+        let now = std::time::Instant::now();
+        let ms = (now - self.0).as_millis() as u64;
+        self.0 = now;
+        ms
+    }
 }
 
 /// Combines the MSM results into `A = α + Σa + rδ`, `B = β + Σb + sδ`,

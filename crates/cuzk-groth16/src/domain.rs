@@ -8,7 +8,7 @@ use ff::{BatchInvert, Field, PrimeField};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use crate::Fr;
+use crate::{fr, Fr};
 
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum DomainError {
@@ -249,7 +249,7 @@ pub(crate) fn powers(x: Fr, len: usize) -> Vec<Fr> {
 }
 
 fn scale(v: &mut [Fr], k: Fr) {
-    v.par_iter_mut().for_each(|x| *x *= k);
+    v.par_iter_mut().for_each(|x| fr::mul_assign(x, &k));
 }
 
 /// `v[i] *= k·g^i`.
@@ -259,8 +259,8 @@ fn distribute_powers(v: &mut [Fr], k: Fr, g: Fr) {
         .for_each(|(i, chunk)| {
             let mut acc = k * g.pow_vartime([(i << 12) as u64]);
             for x in chunk {
-                *x *= acc;
-                acc *= g;
+                fr::mul_assign(x, &acc);
+                fr::mul_assign(&mut acc, &g);
             }
         });
 }
@@ -310,8 +310,8 @@ fn ntt(v: &mut Vec<Fr>, omega: Fr) {
         let step = omega.pow_vartime([j1 as u64]);
         let mut w = Fr::ONE;
         for x in row.iter_mut() {
-            *x *= w;
-            w *= step;
+            fr::mul_assign(x, &w);
+            fr::mul_assign(&mut w, &step);
         }
     });
     // t as n1 × n2 → v as n2 × n1: row k2 holds the j1 sequence.
@@ -348,22 +348,18 @@ fn radix2(v: &mut [Fr], tw: &[Fr]) {
     let n = v.len();
     bit_reverse(v);
     for pair in v.chunks_exact_mut(2) {
-        let (a, b) = (pair[0], pair[1]);
-        pair[0] = a + b;
-        pair[1] = a - b;
+        if let [lo, hi] = pair {
+            fr::butterfly_one(lo, hi);
+        }
     }
     let mut half = 2;
     while half < n {
         let stride = n / (2 * half);
         for chunk in v.chunks_mut(2 * half) {
             let (lo, hi) = chunk.split_at_mut(half);
-            let t = hi[0];
-            hi[0] = lo[0] - t;
-            lo[0] += t;
+            fr::butterfly_one(&mut lo[0], &mut hi[0]);
             for j in 1..half {
-                let t = hi[j] * tw[j * stride];
-                hi[j] = lo[j] - t;
-                lo[j] += t;
+                fr::butterfly(&mut lo[j], &mut hi[j], &tw[j * stride]);
             }
         }
         half *= 2;

@@ -13,6 +13,7 @@ pub mod curve;
 pub mod density;
 pub mod domain;
 mod error;
+mod fr;
 pub mod generator;
 pub mod memory;
 pub mod msm;
