@@ -1,12 +1,14 @@
-//! Fr arithmetic in place through blst, for the NTT's inner loops.
+//! Fr arithmetic in place, for the NTT's inner loops: multiplication through blst, addition
+//! and subtraction inlined on the limbs ([`crate::limbs`]).
 //!
 //! blstrs' by-value operators let blst write each result to the stack in 8-byte stores that
 //! Rust then reads back in 16-byte loads: the store cannot be forwarded, and perf put half of
 //! the radix-2 loop's own time on those two loads. Writing straight into the destination
 //! avoids the round trip.
 
-use blst::{blst_fr, blst_fr_add, blst_fr_mul, blst_fr_sub};
+use blst::{blst_fr, blst_fr_mul};
 
+use crate::limbs::{add_mod, sub_mod, R};
 use crate::Fr;
 
 fn raw(x: &Fr) -> *const blst_fr {
@@ -25,35 +27,36 @@ pub(crate) fn mul_assign(a: &mut Fr, b: &Fr) {
     unsafe { blst_fr_mul(a, a, raw(b)) }
 }
 
+/// The limbs of an element (Montgomery form; addition does not care).
+fn limbs(x: &Fr) -> &[u64; 4] {
+    // SAFETY: `Scalar` is `repr(transparent)` over `blst_fr`, four u64 limbs.
+    unsafe { &(*raw(x)).l }
+}
+
+fn limbs_mut(x: &mut Fr) -> &mut [u64; 4] {
+    // SAFETY: as in `limbs`.
+    unsafe { &mut (*raw_mut(x)).l }
+}
+
 /// `a ← a − b`.
+#[inline(always)]
 pub(crate) fn sub_assign(a: &mut Fr, b: &Fr) {
-    let a = raw_mut(a);
-    // SAFETY: as in `mul_assign`.
-    unsafe { blst_fr_sub(a, a, raw(b)) }
+    *limbs_mut(a) = sub_mod(limbs(a), limbs(b), &R);
 }
 
 /// `(lo, hi) ← (lo + w·hi, lo − w·hi)`.
+#[inline(always)]
 pub(crate) fn butterfly(lo: &mut Fr, hi: &mut Fr, w: &Fr) {
-    let mut t = blst_fr::default();
-    let (lo, hi) = (raw_mut(lo), raw_mut(hi));
-    // SAFETY: valid field elements; `lo` and `hi` are distinct (two `&mut`), and blst allows
-    // the output to alias an input.
-    unsafe {
-        blst_fr_mul(&mut t, hi, raw(w));
-        blst_fr_sub(hi, lo, &t);
-        blst_fr_add(lo, lo, &t);
-    }
+    mul_assign(hi, w);
+    butterfly_one(lo, hi);
 }
 
 /// `(lo, hi) ← (lo + hi, lo − hi)`.
+#[inline(always)]
 pub(crate) fn butterfly_one(lo: &mut Fr, hi: &mut Fr) {
-    let t = *hi;
-    let (lo, hi) = (raw_mut(lo), raw_mut(hi));
-    // SAFETY: as in `butterfly`.
-    unsafe {
-        blst_fr_sub(hi, lo, raw(&t));
-        blst_fr_add(lo, lo, raw(&t));
-    }
+    let (l, h) = (*limbs(lo), *limbs(hi));
+    *limbs_mut(hi) = sub_mod(&l, &h, &R);
+    *limbs_mut(lo) = add_mod(&l, &h, &R);
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod domain;
 mod error;
 mod fr;
 pub mod generator;
+mod limbs;
 pub mod memory;
 pub mod msm;
 pub mod params;

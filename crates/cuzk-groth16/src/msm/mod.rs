@@ -1,52 +1,71 @@
 //! Multi-scalar multiplication on the CPU.
 //!
 //! Witness-side MSMs of Filecoin circuits are dominated by 0/1 scalars (bit decompositions),
-//! so [`g1`] and [`g2`] first drop zeros and sum the points of ones with plain additions, and
-//! hand only the remaining scalars to a Pippenger: large G1 inputs to our batch-affine one
-//! ([`affine`]), the rest to blst's multi-threaded one ([`blst_g1`], [`blst_g2`]). Inputs
-//! with few such scalars (the H query) skip the split.
+//! so [`g1`] and [`g2`] first drop zeros and sum the points of ones by batch-affine additions,
+//! and hand only the remaining scalars to a Pippenger: our batch-affine one ([`affine`]) from
+//! a few thousand points, blst's multi-threaded one ([`blst_g1`], [`blst_g2`]) below (and
+//! for large G2 inputs). Inputs with few such scalars (the H query) skip the split.
 
 mod affine;
 
-use std::ops::AddAssign;
-
 use blst::{blst_p1_affine, blst_p2_affine, MultiPoint};
 use ff::Field;
+use group::prime::PrimeCurveAffine;
 use group::Group;
 use rayon::prelude::*;
 
 use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use affine::Curve;
 
 /// `Σ scalars[i] · points[i]` over G1. The slices must have equal length.
 pub fn g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
-    split(points, scalars, pippenger_g1)
+    split::<affine::G1>(points, scalars, pippenger_g1)
 }
 
-/// G1 inputs from this size on go to the batch-affine Pippenger, with 16-bit windows: both
-/// measured on 2 cores from 2^16 to 2^22 (log #28 in docs/PERFORMANCE.md).
-const AFFINE_MIN: usize = 1 << 17;
-const AFFINE_WINDOW: usize = 16;
-
 fn pippenger_g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
-    if points.len() < AFFINE_MIN {
-        return blst_g1(points, scalars);
+    match affine_window(points.len()) {
+        Some((c, batch)) => affine::msm::<affine::G1>(points, scalars, c, batch),
+        None => blst_g1(points, scalars),
     }
-    affine::g1(points, scalars, AFFINE_WINDOW)
 }
 
 /// `Σ scalars[i] · points[i]` over G2. The slices must have equal length.
 pub fn g2(points: &[G2Affine], scalars: &[Fr]) -> G2Projective {
-    split(points, scalars, blst_g2)
+    split::<affine::G2>(points, scalars, pippenger_g2)
+}
+
+fn pippenger_g2(points: &[G2Affine], scalars: &[Fr]) -> G2Projective {
+    // Measured up to 2^15 points (log #31); blst's above, where it was not compared.
+    match affine_window(points.len()) {
+        Some((c, batch)) if points.len() < 1 << 17 => {
+            affine::msm::<affine::G2>(points, scalars, c, batch)
+        }
+        _ => blst_g2(points, scalars),
+    }
+}
+
+/// Window bits and additions per inversion of the batch-affine Pippenger for `n` points, or
+/// `None` where blst's is faster. Measured on 2 cores (logs #28, #31): from 2^12 points ours
+/// wins by 15-30 %; 17-bit windows (15 signed windows) from 2^21.
+fn affine_window(n: usize) -> Option<(usize, usize)> {
+    Some(match n {
+        0..0x1000 => return None,
+        0x1000..0x2000 => (10, 256),
+        0x2000..0x8000 => (11, 256),
+        0x8000..0x2_0000 => (12, 256),
+        0x2_0000..0x20_0000 => (16, 1024),
+        _ => (17, 1024),
+    })
 }
 
 /// Below this share of 0/1 scalars, splitting costs more (gathering points) than it saves.
 const SPLIT_MIN_PERCENT: usize = 25;
 
-fn split<A, G>(points: &[A], scalars: &[Fr], msm: fn(&[A], &[Fr]) -> G) -> G
-where
-    A: Copy + Send + Sync,
-    G: Group + Send + for<'a> AddAssign<&'a A>,
-{
+fn split<C: Curve>(
+    points: &[C::Affine],
+    scalars: &[Fr],
+    msm: fn(&[C::Affine], &[Fr]) -> C::Projective,
+) -> C::Projective {
     assert_eq!(points.len(), scalars.len(), "msm length mismatch");
     let trivial = scalars
         .par_iter()
@@ -59,20 +78,22 @@ where
         .par_chunks(1 << 14)
         .zip(scalars.par_chunks(1 << 14))
         .map(|(p, s)| {
-            let mut ones = G::identity();
-            let (mut rp, mut rs) = (Vec::new(), Vec::new());
-            for (p, s) in p.iter().zip(s) {
+            let (mut ones, mut rp, mut rs) = (Vec::new(), Vec::new(), Vec::new());
+            for ((p, xy), s) in p.iter().zip(C::coordinates(p)).zip(s) {
                 if *s == Fr::ONE {
-                    ones += p;
+                    // The identity has no affine coordinates to add, and adds nothing.
+                    if !bool::from(p.is_identity()) {
+                        ones.push(*xy);
+                    }
                 } else if !bool::from(s.is_zero()) {
                     rp.push(*p);
                     rs.push(*s);
                 }
             }
-            (ones, (rp, rs))
+            (affine::sum::<C>(ones), (rp, rs))
         })
         .reduce(
-            || (G::identity(), (Vec::new(), Vec::new())),
+            || (C::Projective::identity(), (Vec::new(), Vec::new())),
             |(a, (mut ap, mut as_)), (b, (bp, bs))| {
                 ap.extend(bp);
                 as_.extend(bs);

@@ -1,0 +1,144 @@
+//! Modular addition and subtraction on little-endian 64-bit limbs, inlined where they are used.
+//!
+//! blst's `add`/`sub` are two calls deep and constant-time; in the NTT butterflies and the
+//! batch-affine additions they are a fifth of the time (perf: `sub_mod_256`, `add_mod_256`,
+//! `sub_mod_384` and their wrappers). Both inputs are reduced (below the modulus), so one
+//! conditional correction, done with a mask instead of a branch, gives the same reduced result.
+
+/// `a − b mod m` for `a, b < m`.
+#[inline(always)]
+pub(crate) fn sub_mod<const N: usize>(a: &[u64; N], b: &[u64; N], m: &[u64; N]) -> [u64; N] {
+    let mut out = [0u64; N];
+    let mut borrow = false;
+    for i in 0..N {
+        let (d, b1) = a[i].overflowing_sub(b[i]);
+        let (d, b2) = d.overflowing_sub(borrow as u64);
+        out[i] = d;
+        borrow = b1 | b2;
+    }
+    // A borrow means a < b: add m back (the carry out of that cancels the borrow).
+    // Hidden from the optimiser: knowing the mask is 0 or all ones, LLVM turns the masked
+    // addition into a branch, which random operands mispredict half the time (perf: a quarter
+    // of the subtraction's samples on that jump).
+    let mask = std::hint::black_box(0u64.wrapping_sub(borrow as u64));
+    let mut carry = false;
+    for i in 0..N {
+        let (s, c1) = out[i].overflowing_add(m[i] & mask);
+        let (s, c2) = s.overflowing_add(carry as u64);
+        out[i] = s;
+        carry = c1 | c2;
+    }
+    out
+}
+
+/// `a + b mod m` for `a, b < m` and `2m < 2^(64·N)`.
+#[inline(always)]
+pub(crate) fn add_mod<const N: usize>(a: &[u64; N], b: &[u64; N], m: &[u64; N]) -> [u64; N] {
+    let mut sum = [0u64; N];
+    let mut carry = false;
+    for i in 0..N {
+        let (s, c1) = a[i].overflowing_add(b[i]);
+        let (s, c2) = s.overflowing_add(carry as u64);
+        sum[i] = s;
+        carry = c1 | c2;
+    }
+    // sum − m, kept unless it borrows (sum < m).
+    let mut reduced = [0u64; N];
+    let mut borrow = false;
+    for i in 0..N {
+        let (d, b1) = sum[i].overflowing_sub(m[i]);
+        let (d, b2) = d.overflowing_sub(borrow as u64);
+        reduced[i] = d;
+        borrow = b1 | b2;
+    }
+    let keep = std::hint::black_box(0u64.wrapping_sub(borrow as u64));
+    std::array::from_fn(|i| (sum[i] & keep) | (reduced[i] & !keep))
+}
+
+/// BLS12-381's base field modulus p.
+pub(crate) const P: [u64; 6] = [
+    0xb9fe_ffff_ffff_aaab,
+    0x1eab_fffe_b153_ffff,
+    0x6730_d2a0_f6b0_f624,
+    0x6477_4b84_f385_12bf,
+    0x4b1b_a7b6_434b_acd7,
+    0x1a01_11ea_397f_e69a,
+];
+
+/// BLS12-381's scalar field modulus r.
+pub(crate) const R: [u64; 4] = [
+    0xffff_ffff_0000_0001,
+    0x53bd_a402_fffe_5bfe,
+    0x3339_d808_09a1_d805,
+    0x73ed_a753_299d_7d48,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use blst::{blst_fp, blst_fr};
+    use proptest::prelude::*;
+
+    fn fp(l: [u64; 6]) -> blst_fp {
+        // Any value below p is an element: the top limb below p's makes it one.
+        let mut v = l;
+        v[5] %= P[5];
+        blst_fp { l: v }
+    }
+
+    fn fr(l: [u64; 4]) -> blst_fr {
+        let mut v = l;
+        v[3] %= R[3];
+        blst_fr { l: v }
+    }
+
+    fn edge<const N: usize>(m: &[u64; N]) -> Vec<[u64; N]> {
+        let mut top = *m;
+        top[0] -= 1;
+        vec![[0; N], top, std::array::from_fn(|i| (i == 0) as u64)]
+    }
+
+    fn check_fp(a: blst_fp, b: blst_fp) {
+        let (mut s, mut d) = (blst_fp::default(), blst_fp::default());
+        // SAFETY: valid field elements.
+        unsafe {
+            blst::blst_fp_add(&mut s, &a, &b);
+            blst::blst_fp_sub(&mut d, &a, &b);
+        }
+        assert_eq!(add_mod(&a.l, &b.l, &P), s.l);
+        assert_eq!(sub_mod(&a.l, &b.l, &P), d.l);
+    }
+
+    fn check_fr(a: blst_fr, b: blst_fr) {
+        let (mut s, mut d) = (blst_fr::default(), blst_fr::default());
+        // SAFETY: valid field elements.
+        unsafe {
+            blst::blst_fr_add(&mut s, &a, &b);
+            blst::blst_fr_sub(&mut d, &a, &b);
+        }
+        assert_eq!(add_mod(&a.l, &b.l, &R), s.l);
+        assert_eq!(sub_mod(&a.l, &b.l, &R), d.l);
+    }
+
+    #[test]
+    fn edges_match_blst() {
+        for a in edge(&P) {
+            for b in edge(&P) {
+                check_fp(blst_fp { l: a }, blst_fp { l: b });
+            }
+        }
+        for a in edge(&R) {
+            for b in edge(&R) {
+                check_fr(blst_fr { l: a }, blst_fr { l: b });
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn matches_blst(a in any::<[u64; 6]>(), b in any::<[u64; 6]>()) {
+            check_fp(fp(a), fp(b));
+            check_fr(fr([a[0], a[1], a[2], a[3]]), fr([b[0], b[1], b[2], b[3]]));
+        }
+    }
+}
