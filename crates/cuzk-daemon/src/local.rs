@@ -260,6 +260,10 @@ pub fn prove_porep(
     let synth_ms = ms(t);
 
     let t = Instant::now();
+    // The quotient's vectors are reused from one transform (and partition) to the next
+    // instead of faulted in afresh: up to three domain-sized vectors are kept meanwhile.
+    let domain = pk.lengths()[0] + 1;
+    cuzk_groth16::memory::set_recycle_limit(3 * domain * std::mem::size_of::<Fr>());
     let rs: Vec<Randomness> = inputs
         .iter()
         .map(|_| Randomness::random(&mut rand::rngs::OsRng))
@@ -267,9 +271,12 @@ pub fn prove_porep(
     let proofs = match &parts {
         Parts::Columns { cols, pce, device } => (cols.iter().zip(&rs))
             .map(|((input, aux), rs)| device.prove_assigned(&pk, pce, input, aux, rs))
-            .collect::<Result<Vec<_>, _>>()?,
-        Parts::Witnesses(w) => prover.backend.prove(&pk, w, &rs)?,
+            .collect::<Result<Vec<_>, _>>(),
+        Parts::Witnesses(w) => prover.backend.prove(&pk, w, &rs),
     };
+    // Released on the error path too: the kept vectors are gigabytes at 32 GiB.
+    cuzk_groth16::memory::set_recycle_limit(0);
+    let proofs = proofs?;
     let columns = matches!(parts, Parts::Columns { .. });
     let prove_ms = ms(t);
 

@@ -167,7 +167,7 @@ pub fn quotient(a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Domain, Coefficients), 
     let domain = Domain::for_size(a.len())?;
     // Copies with room for the padding, so padding does not move them again.
     let padded = |v: &[Fr]| {
-        let mut x = crate::memory::large_vec(domain.size().max(v.len()));
+        let mut x = crate::memory::take(domain.size().max(v.len()));
         x.extend_from_slice(v);
         x
     };
@@ -193,6 +193,8 @@ pub fn quotient(a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Domain, Coefficients), 
             crate::fr::sub_assign(h, c);
             crate::fr::mul_assign(h, &z_inv);
         });
+    crate::memory::recycle(b.into_vec());
+    crate::memory::recycle(c.into_vec());
     Ok((domain, h))
 }
 
@@ -251,8 +253,8 @@ fn prove_one(pk: &ProvingKey, w: &Witness, rs: &Randomness) -> Result<Proof, Pro
     check_shape(pk, w)?;
     let d = &w.density;
     let mut steps = Steps::new();
-    let (_, h) = quotient(&w.a, &w.b, &w.c)?;
-    let h = &h.as_slice()[..h.len() - 1];
+    let (_, h_vec) = quotient(&w.a, &w.b, &w.c)?;
+    let h = &h_vec.as_slice()[..h_vec.len() - 1];
     let quotient_ms = steps.lap();
 
     let a_aux = d.a_aux.select(&w.aux);
@@ -265,6 +267,7 @@ fn prove_one(pk: &ProvingKey, w: &Witness, rs: &Randomness) -> Result<Proof, Pro
     let gather_ms = steps.lap();
 
     let h_acc = msm::g1(pk.h()?, h);
+    crate::memory::recycle(h_vec.into_vec());
     let h_ms = steps.lap();
     let l_acc = msm::g1(pk.l()?, &w.aux);
     let l_ms = steps.lap();

@@ -297,9 +297,11 @@ fn ntt(v: &mut Vec<Fr>, omega: Fr) {
         return;
     }
     let (n1, n2) = (1usize << log.div_ceil(2), 1usize << (log / 2));
-    // Fresh scratch faulted in on every thread, in huge pages where the kernel allows: one
-    // thread zero-filling 4 KiB pages cost more than a transpose pass (log #29).
-    let mut t = crate::memory::large_vec(n);
+    // Scratch recycled from an earlier transform where the process keeps vectors (fresh pages
+    // are zeroed by the kernel: 3 % of a transform), else fresh, in huge pages where the
+    // kernel allows: one thread zero-filling 4 KiB pages cost more than a transpose pass (log
+    // #29). Zero-filled in parallel either way.
+    let mut t = crate::memory::take(n);
     t.par_extend(rayon::iter::repeat_n(Fr::ZERO, n));
     // v as n2 × n1 (row j2, column j1) → t as n1 × n2: row j1 holds x[j1 + n1·j2] over j2.
     transpose(v, &mut t, n2, n1);
@@ -321,6 +323,7 @@ fn ntt(v: &mut Vec<Fr>, omega: Fr) {
     // v[k2][k1] is X[k2 + n2·k1]: transpose into natural order.
     transpose(v, &mut t, n2, n1);
     std::mem::swap(v, &mut t);
+    crate::memory::recycle(t);
 }
 
 /// `dst[c·rows + r] = src[r·cols + c]`, in parallel blocks of destination rows.
