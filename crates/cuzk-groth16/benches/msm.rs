@@ -1,5 +1,5 @@
 //! G1 and G2 multi-scalar multiplication, 2^16..2^22 (set CUZK_BENCH_LOGS to pick sizes),
-//! G1 side by side with blst's Pippenger; `*_bits`: witness-shaped scalars (45 % zeros, 50 %
+//! side by side with blst's Pippenger; `*_bits`: witness-shaped scalars (45 % zeros, 50 %
 //! ones, 5 % random, as in PoRep's aux columns), the 0/1 split's own cost.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -51,6 +51,9 @@ fn bench(c: &mut Criterion) {
         g.throughput(Throughput::Elements(n as u64));
         g.bench_with_input(BenchmarkId::new("g2", log), &n, |b, &n| {
             b.iter(|| msm::g2(&p2[..n], &scalars[..n]))
+        });
+        g.bench_with_input(BenchmarkId::new("g2_blst", log), &n, |b, &n| {
+            b.iter(|| msm::blst_g2(&p2[..n], &scalars[..n]))
         });
         g.bench_with_input(BenchmarkId::new("g2_bits", log), &n, |b, &n| {
             b.iter(|| msm::g2(&p2[..n], &bits[..n]))

@@ -5,9 +5,9 @@
 //! `sub_mod_384` and their wrappers). Both inputs are reduced (below the modulus), so one
 //! conditional correction, done with a mask instead of a branch, gives the same reduced result.
 
-/// `a − b mod m` for `a, b < m`.
+/// `a − b` and whether it borrowed.
 #[inline(always)]
-pub(crate) fn sub_mod<const N: usize>(a: &[u64; N], b: &[u64; N], m: &[u64; N]) -> [u64; N] {
+fn sub_borrow<const N: usize>(a: &[u64; N], b: &[u64; N]) -> ([u64; N], bool) {
     let mut out = [0u64; N];
     let mut borrow = false;
     for i in 0..N {
@@ -16,14 +16,16 @@ pub(crate) fn sub_mod<const N: usize>(a: &[u64; N], b: &[u64; N], m: &[u64; N]) 
         out[i] = d;
         borrow = b1 | b2;
     }
-    // A borrow means a < b: add m back (the carry out of that cancels the borrow).
-    // Hidden from the optimiser: knowing the mask is 0 or all ones, LLVM turns the masked
-    // addition into a branch, which random operands mispredict half the time (perf: a quarter
-    // of the subtraction's samples on that jump).
-    let mask = std::hint::black_box(0u64.wrapping_sub(borrow as u64));
+    (out, borrow)
+}
+
+/// `a + b`, the carry out dropped.
+#[inline(always)]
+fn add_wrapping<const N: usize>(a: &[u64; N], b: &[u64; N]) -> [u64; N] {
+    let mut out = [0u64; N];
     let mut carry = false;
     for i in 0..N {
-        let (s, c1) = out[i].overflowing_add(m[i] & mask);
+        let (s, c1) = a[i].overflowing_add(b[i]);
         let (s, c2) = s.overflowing_add(carry as u64);
         out[i] = s;
         carry = c1 | c2;
@@ -31,27 +33,30 @@ pub(crate) fn sub_mod<const N: usize>(a: &[u64; N], b: &[u64; N], m: &[u64; N]) 
     out
 }
 
+/// All ones after a borrow, else zero. Hidden from the optimiser: knowing the mask is 0 or all
+/// ones, LLVM turns the masked correction into a branch, which random operands mispredict half
+/// the time (perf: a quarter of the subtraction's samples on that jump; log #39).
+#[inline(always)]
+fn mask(borrow: bool) -> u64 {
+    std::hint::black_box(0u64.wrapping_sub(borrow as u64))
+}
+
+/// `a − b mod m` for `a, b < m`.
+#[inline(always)]
+pub(crate) fn sub_mod<const N: usize>(a: &[u64; N], b: &[u64; N], m: &[u64; N]) -> [u64; N] {
+    let (d, borrow) = sub_borrow(a, b);
+    // A borrow means a < b: add m back (the carry out of that cancels the borrow).
+    let mask = mask(borrow);
+    add_wrapping(&d, &std::array::from_fn(|i| m[i] & mask))
+}
+
 /// `a + b mod m` for `a, b < m` and `2m < 2^(64·N)`.
 #[inline(always)]
 pub(crate) fn add_mod<const N: usize>(a: &[u64; N], b: &[u64; N], m: &[u64; N]) -> [u64; N] {
-    let mut sum = [0u64; N];
-    let mut carry = false;
-    for i in 0..N {
-        let (s, c1) = a[i].overflowing_add(b[i]);
-        let (s, c2) = s.overflowing_add(carry as u64);
-        sum[i] = s;
-        carry = c1 | c2;
-    }
+    let sum = add_wrapping(a, b);
     // sum − m, kept unless it borrows (sum < m).
-    let mut reduced = [0u64; N];
-    let mut borrow = false;
-    for i in 0..N {
-        let (d, b1) = sum[i].overflowing_sub(m[i]);
-        let (d, b2) = d.overflowing_sub(borrow as u64);
-        reduced[i] = d;
-        borrow = b1 | b2;
-    }
-    let keep = std::hint::black_box(0u64.wrapping_sub(borrow as u64));
+    let (reduced, borrow) = sub_borrow(&sum, m);
+    let keep = mask(borrow);
     std::array::from_fn(|i| (sum[i] & keep) | (reduced[i] & !keep))
 }
 
