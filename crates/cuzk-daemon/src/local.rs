@@ -17,8 +17,8 @@ use cuzk_pce::{Pce, PceBackend};
 pub enum BackendKind {
     /// The CPU reference backend.
     Cpu,
-    /// GPU 0 (a build with `--features cuda`). With the native witness it keeps the PCE on the
-    /// device and takes only the witness columns.
+    /// One GPU (`--gpu`, default 0; a build with `--features cuda`). With the native witness
+    /// it keeps the PCE on the device and takes only the witness columns.
     Gpu,
 }
 
@@ -36,14 +36,19 @@ impl Prover {
         }
     }
 
-    pub fn new(kind: BackendKind) -> Result<Self> {
+    /// `gpu` picks the device of `BackendKind::Gpu` (0 when `None`); naming one for the CPU
+    /// backend is refused rather than ignored.
+    pub fn new(kind: BackendKind, gpu: Option<usize>) -> Result<Self> {
         Ok(match kind {
-            BackendKind::Cpu => Prover::cpu(),
+            BackendKind::Cpu => match gpu {
+                Some(n) => bail!("--gpu {n} needs --backend gpu"),
+                None => Prover::cpu(),
+            },
             BackendKind::Gpu => {
-                let gpu = Arc::new(
-                    cuzk_gpu::GpuBackend::new(0)
-                        .context("--backend gpu (build with --features cuda)")?,
-                );
+                let n = gpu.unwrap_or(0);
+                let gpu = Arc::new(cuzk_gpu::GpuBackend::new(n).with_context(|| {
+                    format!("--backend gpu on GPU {n} (build with --features cuda)")
+                })?);
                 Prover {
                     backend: gpu.clone(),
                     columns: Some(gpu),

@@ -73,6 +73,9 @@ enum ProveKind {
         out: PathBuf,
         #[arg(long, value_enum, default_value_t = BackendKind::Cpu)]
         backend: BackendKind,
+        /// The GPU's ordinal, for `--backend gpu` [default: 0].
+        #[arg(long)]
+        gpu: Option<usize>,
         /// How witnesses are produced.
         #[arg(long, value_enum, default_value_t = SynthesisKind::Native)]
         synthesis: SynthesisKind,
@@ -160,6 +163,7 @@ fn main() -> Result<()> {
                     params,
                     out,
                     backend: b,
+                    gpu,
                     synthesis,
                     pce,
                     check_params,
@@ -168,7 +172,7 @@ fn main() -> Result<()> {
         } => {
             // Step times of the backends come as `debug` events (`RUST_LOG=debug`).
             logging::init(LogFormat::Text, "warn");
-            let prover = local::Prover::new(b)?;
+            let prover = local::Prover::new(b, gpu)?;
             let bytes = std::fs::read(&c1).with_context(|| format!("reading {}", c1.display()))?;
             let dir = params.map_or_else(local::default_params_dir, Ok)?;
             let proof = local::prove_porep(

@@ -416,16 +416,14 @@ async fn tcp_with_tls_serves_only_tls_clients() {
     assert!(refused);
 }
 
-/// `cuzk prove porep --backend gpu` on a machine (or build) without a GPU stops with an error
-/// that names the flag, before reading anything.
-#[test]
-fn proving_on_a_missing_gpu_is_a_clear_error() {
-    if cuzk_gpu::count().is_ok_and(|n| n > 0) {
-        return; // there is a GPU: nothing to refuse
-    }
+/// `cuzk prove porep` with bad `args`: it stops before reading anything, with an error that
+/// contains `names`.
+fn prove_refused(args: &[&str], names: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cuzk"))
-        .args(["prove", "porep", "--backend", "gpu", "--c1"])
+        .args(["prove", "porep"])
+        .args(args)
+        .arg("--c1")
         .arg(dir.path().join("c1.json"))
         .arg("--params")
         .arg(dir.path())
@@ -435,5 +433,22 @@ fn proving_on_a_missing_gpu_is_a_clear_error() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--backend gpu"), "{err}");
+    assert!(err.contains(names), "{err}");
+}
+
+/// `cuzk prove porep --backend gpu` on a machine (or build) without a GPU stops with an error
+/// that names the flag and the device; a GPU named for the CPU backend is refused too.
+#[test]
+fn proving_on_a_missing_gpu_is_a_clear_error() {
+    prove_refused(&["--gpu", "1"], "--gpu 1 needs --backend gpu");
+    let gpus = cuzk_gpu::count().unwrap_or(0);
+    // An ordinal past the last GPU fails on any machine.
+    let past = gpus.to_string();
+    prove_refused(
+        &["--backend", "gpu", "--gpu", &past],
+        &format!("--backend gpu on GPU {gpus}"),
+    );
+    if gpus == 0 {
+        prove_refused(&["--backend", "gpu"], "--backend gpu on GPU 0");
+    }
 }
