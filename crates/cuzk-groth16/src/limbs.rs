@@ -84,17 +84,10 @@ mod tests {
     use blst::{blst_fp, blst_fr};
     use proptest::prelude::*;
 
-    fn fp(l: [u64; 6]) -> blst_fp {
-        // Any value below p is an element: the top limb below p's makes it one.
-        let mut v = l;
-        v[5] %= P[5];
-        blst_fp { l: v }
-    }
-
-    fn fr(l: [u64; 4]) -> blst_fr {
-        let mut v = l;
-        v[3] %= R[3];
-        blst_fr { l: v }
+    /// Any limbs made an element: a top limb below the modulus's puts the value below it.
+    fn reduced<const N: usize>(mut l: [u64; N], m: &[u64; N]) -> [u64; N] {
+        l[N - 1] %= m[N - 1];
+        l
     }
 
     fn edge<const N: usize>(m: &[u64; N]) -> Vec<[u64; N]> {
@@ -103,38 +96,39 @@ mod tests {
         vec![[0; N], top, std::array::from_fn(|i| (i == 0) as u64)]
     }
 
-    fn check_fp(a: blst_fp, b: blst_fp) {
-        let (mut s, mut d) = (blst_fp::default(), blst_fp::default());
-        // SAFETY: valid field elements.
-        unsafe {
-            blst::blst_fp_add(&mut s, &a, &b);
-            blst::blst_fp_sub(&mut d, &a, &b);
-        }
-        assert_eq!(add_mod(&a.l, &b.l, &P), s.l);
-        assert_eq!(sub_mod(&a.l, &b.l, &P), d.l);
+    /// Our add and sub of two elements of one field against blst's (`$t`, `$add`, `$sub`).
+    macro_rules! check {
+        ($t:ident, $add:ident, $sub:ident, $m:expr, $a:expr, $b:expr) => {{
+            let (a, b) = ($t { l: $a }, $t { l: $b });
+            let (mut s, mut d) = ($t::default(), $t::default());
+            // SAFETY: valid field elements.
+            unsafe {
+                blst::$add(&mut s, &a, &b);
+                blst::$sub(&mut d, &a, &b);
+            }
+            assert_eq!(add_mod(&a.l, &b.l, &$m), s.l);
+            assert_eq!(sub_mod(&a.l, &b.l, &$m), d.l);
+        }};
     }
 
-    fn check_fr(a: blst_fr, b: blst_fr) {
-        let (mut s, mut d) = (blst_fr::default(), blst_fr::default());
-        // SAFETY: valid field elements.
-        unsafe {
-            blst::blst_fr_add(&mut s, &a, &b);
-            blst::blst_fr_sub(&mut d, &a, &b);
-        }
-        assert_eq!(add_mod(&a.l, &b.l, &R), s.l);
-        assert_eq!(sub_mod(&a.l, &b.l, &R), d.l);
+    fn check_fp(a: [u64; 6], b: [u64; 6]) {
+        check!(blst_fp, blst_fp_add, blst_fp_sub, P, a, b)
+    }
+
+    fn check_fr(a: [u64; 4], b: [u64; 4]) {
+        check!(blst_fr, blst_fr_add, blst_fr_sub, R, a, b)
     }
 
     #[test]
     fn edges_match_blst() {
         for a in edge(&P) {
             for b in edge(&P) {
-                check_fp(blst_fp { l: a }, blst_fp { l: b });
+                check_fp(a, b);
             }
         }
         for a in edge(&R) {
             for b in edge(&R) {
-                check_fr(blst_fr { l: a }, blst_fr { l: b });
+                check_fr(a, b);
             }
         }
     }
@@ -142,8 +136,9 @@ mod tests {
     proptest! {
         #[test]
         fn matches_blst(a in any::<[u64; 6]>(), b in any::<[u64; 6]>()) {
-            check_fp(fp(a), fp(b));
-            check_fr(fr([a[0], a[1], a[2], a[3]]), fr([b[0], b[1], b[2], b[3]]));
+            check_fp(reduced(a, &P), reduced(b, &P));
+            let (a, b) = ([a[0], a[1], a[2], a[3]], [b[0], b[1], b[2], b[3]]);
+            check_fr(reduced(a, &R), reduced(b, &R));
         }
     }
 }

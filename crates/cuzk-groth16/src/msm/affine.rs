@@ -74,8 +74,7 @@ macro_rules! coord {
                 out
             }
             fn is_zero(a: &Self) -> bool {
-                let words: &[u64] = bytemuck_u64(a);
-                words.iter().all(|&l| l == 0)
+                words(a).iter().all(|&l| l == 0)
             }
         }
     };
@@ -96,7 +95,7 @@ fn fp2_sub(a: &blst_fp2, b: &blst_fp2) -> blst_fp2 {
 }
 
 /// The limbs of a field element (blst's fields are `repr(C)` arrays of u64 limbs).
-fn bytemuck_u64<T: Coord>(a: &T) -> &[u64] {
+fn words<T: Coord>(a: &T) -> &[u64] {
     // SAFETY: `blst_fp` and `blst_fp2` are plain u64 arrays without padding.
     unsafe { std::slice::from_raw_parts((a as *const T).cast(), std::mem::size_of::<T>() / 8) }
 }
@@ -192,7 +191,7 @@ pub(super) fn msm<C: Curve>(
     assert!(batch >= 1, "empty batches");
     // The identity has no affine coordinates to add, and contributes nothing: a zero scalar
     // makes every window skip it.
-    let limbs: Vec<Signed> = points
+    let signed: Vec<Signed> = points
         .par_iter()
         .zip(scalars.par_iter())
         .map(|(p, s)| {
@@ -218,7 +217,7 @@ pub(super) fn msm<C: Curve>(
             share.into_iter().flat_map(|(ws, range)| {
                 let first = ws.start;
                 Window::<C>::new(c, ws.len(), batch)
-                    .accumulate(&raw[range.clone()], &limbs[range], first)
+                    .accumulate(&raw[range.clone()], &signed[range], first)
                     .reduce()
                     .into_iter()
                     .enumerate()
@@ -516,11 +515,11 @@ impl<C: Curve> Window<C> {
     }
 
     /// Adds each point into its bucket of windows `first ..`.
-    fn accumulate(mut self, points: &[[C::Coord; 2]], limbs: &[Signed], first: usize) -> Self {
+    fn accumulate(mut self, points: &[[C::Coord; 2]], signed: &[Signed], first: usize) -> Self {
         let (c, per) = (self.c, 1usize << (self.c - 1));
-        for (p, l) in points.iter().zip(limbs) {
+        for (p, s) in points.iter().zip(signed) {
             for j in 0..self.windows {
-                let d = l.digit(first + j, c);
+                let d = s.digit(first + j, c);
                 if d == 0 {
                     continue;
                 }

@@ -23,10 +23,7 @@ pub fn g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
 }
 
 fn pippenger_g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
-    match affine_window(points.len()) {
-        Some((c, batch)) => affine::msm::<affine::G1>(points, scalars, c, batch),
-        None => blst_g1(points, scalars),
-    }
+    pippenger::<affine::G1>(points, scalars, usize::MAX, blst_g1)
 }
 
 /// `Σ scalars[i] · points[i]` over G2. The slices must have equal length.
@@ -36,11 +33,20 @@ pub fn g2(points: &[G2Affine], scalars: &[Fr]) -> G2Projective {
 
 fn pippenger_g2(points: &[G2Affine], scalars: &[Fr]) -> G2Projective {
     // Measured up to 2^15 points (log #31); blst's above, where it was not compared.
+    pippenger::<affine::G2>(points, scalars, 1 << 17, blst_g2)
+}
+
+/// Our batch-affine Pippenger for fewer than `below` points where [`affine_window`] has a
+/// window, else `blst`'s.
+fn pippenger<C: Curve>(
+    points: &[C::Affine],
+    scalars: &[Fr],
+    below: usize,
+    blst: fn(&[C::Affine], &[Fr]) -> C::Projective,
+) -> C::Projective {
     match affine_window(points.len()) {
-        Some((c, batch)) if points.len() < 1 << 17 => {
-            affine::msm::<affine::G2>(points, scalars, c, batch)
-        }
-        _ => blst_g2(points, scalars),
+        Some((c, batch)) if points.len() < below => affine::msm::<C>(points, scalars, c, batch),
+        _ => blst(points, scalars),
     }
 }
 
