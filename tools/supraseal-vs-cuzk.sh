@@ -8,12 +8,31 @@
 #   cuzk-cli   `cuzk prove porep --backend gpu`, one process per proof (loads the parameters)
 #   cuzk-warm  the engine with the key resident (`cuzk bench --in-process batch`, one job at a
 #              time), as a daemon serves Curio
+#
+# With the argument `32g` it runs `cuzk-vs-supraseal` instead: one 32 GiB PoRep partition (the
+# real circuit, a synthetic witness and key; see tools/upstream/src/vs_supraseal.rs), both
+# provers in one process on the same a, b, c, witness and r, s, their proofs compared byte for
+# byte. A 2 KiB pass of the same binary runs first, as a quick check. Host memory: about
+# 104 GiB; the synthetic key file goes to /dev/shm (SRS= to change).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-/tmp}"
 bin=/tmp/peer-carry/bin
 mkdir -p /tmp/peer-carry
-[ -x "$bin/cuzk" ] || tar xJf target/peer-carry/bin.tar.xz -C /tmp/peer-carry
+[ -n "$(ls -A "$bin" 2>/dev/null)" ] || tar xJf target/peer-carry/bin.tar.xz -C /tmp/peer-carry
+if [ "${1:-2k}" = 32g ]; then
+  srs="${SRS:-/dev/shm/cuzk-vs-supraseal.params}"
+  {
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    "$bin/cuzk-vs-supraseal" --sector-size 2KiB --srs "$srs" --runs 3 --batch 2 &&
+      "$bin/cuzk-vs-supraseal" --sector-size 32GiB --srs "$srs" --runs "${RUNS:-3}" \
+        --batch "${BATCH:-10}"
+    echo "exit status $?"
+    rm -f "$srs"
+  } 2>&1 | tee "$out/supraseal-vs-cuzk-32g.log"
+  grep -q '^exit status 0$' "$out/supraseal-vs-cuzk-32g.log"
+  exit
+fi
 params="${PARAMS:-/tmp/cuzk-params}"
 runs="${RUNS:-5}"
 fixture=fixtures/porep/2KiB

@@ -21,10 +21,10 @@ use cuzk_gpu::msm::{DeviceBase, G1, G2};
 use cuzk_gpu::{domain, Device, GpuBackend};
 use cuzk_groth16::assignment::{Densities, Witness};
 use cuzk_groth16::backend::{Backend, Randomness};
-use cuzk_groth16::conformance::{random_g1, random_g2};
+use cuzk_groth16::conformance::{random_g1, random_g2, tile, tiled_key};
 use cuzk_groth16::density::Density;
 use cuzk_groth16::domain::Domain;
-use cuzk_groth16::params::{ProvingKey, VerifyingKey};
+use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::Fr;
 use cuzk_pce::PceBackend;
 use ff::Field;
@@ -58,13 +58,6 @@ fn scalars(n: usize, seed: u64, witness_like: bool) -> Vec<Fr> {
                 };
             }
         });
-    out
-}
-
-fn tile<T: Copy + Send + Sync>(distinct: &[T], n: usize) -> Vec<T> {
-    let mut out = vec![distinct[0]; n];
-    out.par_chunks_mut(distinct.len())
-        .for_each(|c| c.copy_from_slice(&distinct[..c.len()]));
     out
 }
 
@@ -181,31 +174,6 @@ fn bench_porep_2kib(backend: &GpuBackend) {
     );
 }
 
-/// A key of random points for a circuit of `inputs` inputs, `rows` a/b/c rows, `aux` aux
-/// columns, `a` A-query and `b` B-query points: 2^20 distinct G1 and 2^18 distinct G2 points
-/// tiled to the lengths.
-fn synthetic_key(inputs: usize, rows: usize, aux: usize, a: usize, b: usize) -> ProvingKey {
-    let (g1, g2) = (random_g1(1 << 20, 3), random_g2(1 << 18, 4));
-    let vk = VerifyingKey {
-        alpha_g1: g1[0],
-        beta_g1: g1[1],
-        beta_g2: g2[0],
-        gamma_g2: g2[1],
-        delta_g1: g1[2],
-        delta_g2: g2[2],
-        ic: tile(&g1, inputs),
-    };
-    let domain = Domain::for_size(rows).unwrap();
-    ProvingKey::from_points(
-        vk,
-        tile(&g1, domain.size() - 1),
-        tile(&g1, aux),
-        tile(&g1, a),
-        tile(&g1, b),
-        tile(&g2, b),
-    )
-}
-
 /// One 32 GiB PoRep partition's shape (FACTS.md): 130,278,541 constraints + 328 input rows,
 /// with a synthetic key and a random witness.
 fn partition_32gib() -> (ProvingKey, [Witness; 1], [Randomness; 1]) {
@@ -215,7 +183,7 @@ fn partition_32gib() -> (ProvingKey, [Witness; 1], [Randomness; 1]) {
     const A_AUX: usize = 129_753_292;
     const B_AUX: usize = 33_112_281;
     let t = Instant::now();
-    let pk = synthetic_key(INPUTS, ROWS, AUX, INPUTS + A_AUX, 1 + B_AUX);
+    let pk = tiled_key(INPUTS, ROWS, AUX, INPUTS + A_AUX, 1 + B_AUX);
     let mut input = scalars(INPUTS, 5, false);
     input[0] = Fr::ONE;
     let mut b_input = Density::new(INPUTS);
@@ -273,12 +241,12 @@ fn bench_pce_32gib(n: usize) {
         "pce32g: native witness of a synthetic partition: {:.2?}",
         t.elapsed()
     );
-    let d = &pce.density;
-    let (ni, rows) = (pce.num_inputs, pce.num_constraints() + pce.num_inputs);
-    let (a_len, b_len) = (ni + d.a_aux.count(), d.b_input.count() + d.b_aux.count());
     let t = Instant::now();
-    let pk = synthetic_key(ni, rows, pce.num_aux, a_len, b_len);
+    let pk = pce.tiled_key();
     println!("pce32g: synthetic key built in {:.1?}", t.elapsed());
+    let d = &pce.density;
+    let [_, _, a_len, b_len, _] = pk.lengths();
+    let (ni, rows) = (pce.num_inputs, pce.num_constraints() + pce.num_inputs);
     let rs = [Randomness::random(&mut ChaCha20Rng::seed_from_u64(11))];
     let gib = |bytes: usize| bytes as f64 / (1u64 << 30) as f64;
     println!(

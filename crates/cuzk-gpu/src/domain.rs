@@ -187,7 +187,7 @@ pub fn quotient_msm(
             domain.log_size(),
             &z_inv,
             std::ptr::null_mut::<Fr>(),
-            base.raw(),
+            base.raw().as_ptr(),
             h_len,
             &mut out,
             times.ptr(),

@@ -27,7 +27,7 @@ pub trait Curve: Send + 'static {
     fn run(raw: NonNull<c_void>, ordinal: usize, s: &[Fr]) -> Result<Self::Projective, GpuError>;
     #[doc(hidden)]
     fn run_pce(
-        raw: *mut c_void,
+        raw: NonNull<c_void>,
         pce: NonNull<c_void>,
         ordinal: usize,
         which: i32,
@@ -72,13 +72,16 @@ macro_rules! device_curve {
             }
 
             fn run_pce(
-                raw: *mut c_void,
+                raw: NonNull<c_void>,
                 pce: NonNull<c_void>,
                 ordinal: usize,
                 which: i32,
             ) -> Result<$projective, GpuError> {
                 let mut out = <$projective as group::Group>::identity();
-                cuda!(ordinal, $run_pce(pce.as_ptr(), raw, which, &mut out))?;
+                cuda!(
+                    ordinal,
+                    $run_pce(pce.as_ptr(), raw.as_ptr(), which, &mut out)
+                )?;
                 Ok(out)
             }
 
@@ -161,8 +164,9 @@ impl<C: Curve> DeviceBase<C> {
         C::run(self.raw, self.ordinal, scalars)
     }
 
-    pub(crate) fn raw(&mut self) -> *mut c_void {
-        self.raw.as_ptr()
+    /// The handle, for a device PCE's MSMs over this base (`&mut`: one MSM at a time).
+    pub(crate) fn raw(&mut self) -> NonNull<c_void> {
+        self.raw
     }
 
     pub(crate) fn ordinal(&self) -> usize {

@@ -256,7 +256,7 @@ impl DevicePce {
                 domain.log_size(),
                 &z_inv,
                 std::ptr::null_mut::<Fr>(),
-                base.raw(),
+                base.raw().as_ptr(),
                 h_len,
                 &mut out,
                 times.ptr()

@@ -284,6 +284,50 @@ pub fn random_g2(n: usize, seed: u64) -> Vec<G2Affine> {
     random_points::<G2Projective>(n, seed)
 }
 
+/// `distinct` repeated to length `n` (in parallel: keys of tens of GiB are built this way).
+pub fn tile<T: Copy + Send + Sync>(distinct: &[T], n: usize) -> Vec<T> {
+    use rayon::prelude::*;
+    let mut out = vec![distinct[0]; n];
+    out.par_chunks_mut(distinct.len())
+        .for_each(|c| c.copy_from_slice(&distinct[..c.len()]));
+    out
+}
+
+/// A key of random points for a circuit of `inputs` inputs, `rows` a/b/c rows, `aux` aux
+/// columns, `a` A-query and `b` B-query points: up to 2^20 distinct G1 and 2^18 distinct G2
+/// points tiled to those lengths, so a 32 GiB-shaped key (44 GiB) is built in seconds where real
+/// parameters take hours. MSM cost does not depend on which points are used, so it serves
+/// benchmarks; proofs over it prove nothing. Panics if `rows` exceeds the largest domain.
+pub fn tiled_key(inputs: usize, rows: usize, aux: usize, a: usize, b: usize) -> ProvingKey {
+    let domain = crate::domain::Domain::for_size(rows).expect("rows fit a BLS12-381 domain");
+    // Three at least for the verifying key; a longer key repeats the same prefix.
+    let longest = [inputs, domain.size(), aux, a, b]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+    let (g1, g2) = (
+        random_g1(longest.clamp(3, 1 << 20), 3),
+        random_g2(b.clamp(3, 1 << 18), 4),
+    );
+    let vk = crate::params::VerifyingKey {
+        alpha_g1: g1[0],
+        beta_g1: g1[1],
+        beta_g2: g2[0],
+        gamma_g2: g2[1],
+        delta_g1: g1[2],
+        delta_g2: g2[2],
+        ic: tile(&g1, inputs),
+    };
+    ProvingKey::from_points(
+        vk,
+        tile(&g1, domain.size() - 1),
+        tile(&g1, aux),
+        tile(&g1, a),
+        tile(&g1, b),
+        tile(&g2, b),
+    )
+}
+
 /// `n` random scalars.
 pub fn random_scalars(n: usize, seed: u64) -> Vec<Fr> {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);

@@ -139,6 +139,19 @@ impl Pce {
         })
     }
 
+    /// A [`tiled_key`](cuzk_groth16::conformance::tiled_key) with this circuit's query
+    /// lengths: a stand-in for parameters too large to generate, for benchmarks only.
+    pub fn tiled_key(&self) -> cuzk_groth16::params::ProvingKey {
+        let d = &self.density;
+        cuzk_groth16::conformance::tiled_key(
+            self.num_inputs,
+            self.num_constraints() + self.num_inputs,
+            self.num_aux,
+            self.num_inputs + d.a_aux.count(),
+            d.b_input.count() + d.b_aux.count(),
+        )
+    }
+
     /// Bytes held by the matrices (what the memory budget should charge).
     pub fn heap_bytes(&self) -> usize {
         self.a.heap_bytes() + self.b.heap_bytes() + self.c.heap_bytes()

@@ -139,3 +139,20 @@ fn single_products_match_evaluate() {
         w.c[..rows]
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+    /// The benchmarks' stand-in key has the generated key's shape, so backends take it.
+    #[test]
+    fn tiled_key_has_the_generated_keys_shape(shape in shapes(), seed in any::<u64>()) {
+        let circuit = RandomCircuit::new(shape, seed);
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+        let real = generator::generate(circuit.clone(), &mut rng).unwrap();
+        let pce = Pce::extract(circuit.clone()).unwrap();
+        let tiled = pce.tiled_key();
+        prop_assert_eq!(tiled.lengths(), real.lengths());
+        prop_assert_eq!(tiled.vk.ic.len(), real.vk.ic.len());
+        let rs = [Randomness::random(&mut rng)];
+        prop_assert!(CpuBackend.prove(&tiled, &[pce.witness(circuit).unwrap()], &rs).is_ok());
+    }
+}
