@@ -302,6 +302,7 @@ impl Engine {
             )));
         }
         let devices = cfg.devices.len();
+        let labels: Vec<String> = cfg.devices.iter().map(|d| d.label.clone()).collect();
         let store = Store::open(&cfg.store_dir)?;
         let loaded = store.recover()?;
         let (tx, rx) = mpsc::channel();
@@ -330,7 +331,7 @@ impl Engine {
             }),
             cv: Condvar::new(),
             ready: ReadyQueue::new(cfg.lookahead, devices),
-            counters: Counters::default(),
+            counters: Counters::new(labels),
             release: Mutex::new(Some(tx.clone())),
             started,
             trace: Trace::new(started),

@@ -36,5 +36,5 @@ pub use engine::{
 };
 pub use error::{EngineError, KindError, StoreError};
 pub use job::{JobId, JobInfo, JobState, Outcome, Priority, Request, Timings, Wait};
-pub use metrics::{Metrics, QueueDepth, StageLatency};
+pub use metrics::{DeviceMetrics, Metrics, QueueDepth, StageLatency};
 pub use trace::{Span, Stage};

@@ -86,6 +86,18 @@ pub struct QueueDepth {
     pub running: u32,
 }
 
+/// One device's live counters.
+#[derive(Debug, Default)]
+pub(crate) struct DeviceCounters {
+    pub label: String,
+    pub calls: AtomicU64,
+    pub busy_ns: AtomicU64,
+    /// Partitions whose proof from this device verified.
+    pub proved: AtomicU64,
+    /// Its proofs that failed verification, and its errors.
+    pub failures: AtomicU64,
+}
+
 /// Live counters, bumped lock-free from the workers.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
@@ -105,12 +117,41 @@ pub(crate) struct Counters {
     pub evictions: AtomicU64,
     pub recovered: AtomicU64,
     pub stages: StageHistograms,
+    /// In device-slot order.
+    pub devices: Vec<DeviceCounters>,
 }
 
 impl Counters {
+    pub fn new(device_labels: impl IntoIterator<Item = String>) -> Self {
+        let devices = device_labels
+            .into_iter()
+            .map(|label| DeviceCounters {
+                label,
+                ..DeviceCounters::default()
+            })
+            .collect();
+        Counters {
+            devices,
+            ..Counters::default()
+        }
+    }
+
     pub fn add(c: &AtomicU64, n: u64) {
         c.fetch_add(n, Relaxed);
     }
+}
+
+/// One device's share of the backend counters, so an operator sees an idle or failing GPU.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceMetrics {
+    /// The device's label (`gpu0`, `cpu`, …).
+    pub device: String,
+    pub backend_calls: u64,
+    pub backend_busy_ns: u64,
+    /// Partitions whose proof from this device verified.
+    pub partitions_proved: u64,
+    /// Its proofs that failed verification, and its errors (each retried on the CPU).
+    pub verify_failures: u64,
 }
 
 /// A snapshot of the engine's counters and gauges.
@@ -146,6 +187,8 @@ pub struct Metrics {
     pub resident: Vec<ResidentInfo>,
     /// Stage latencies of successful jobs.
     pub stages: Vec<StageLatency>,
+    /// Per device, in device order.
+    pub devices: Vec<DeviceMetrics>,
     pub uptime_ms: u64,
     pub backend_workers: u64,
 }
@@ -170,6 +213,15 @@ impl Metrics {
             circuit_load_ns: g(&c.load_ns),
             evictions: g(&c.evictions),
             stages: c.stages.snapshot(),
+            devices: (c.devices.iter())
+                .map(|d| DeviceMetrics {
+                    device: d.label.clone(),
+                    backend_calls: g(&d.calls),
+                    backend_busy_ns: g(&d.busy_ns),
+                    partitions_proved: g(&d.proved),
+                    verify_failures: g(&d.failures),
+                })
+                .collect(),
             ..Metrics::default()
         }
     }
@@ -316,6 +368,37 @@ impl Metrics {
             "# HELP cuzk_backend_busy_ratio share of backend-worker time spent proving since start\n\
              # TYPE cuzk_backend_busy_ratio gauge\ncuzk_backend_busy_ratio {busy}"
         );
+        for (name, kind, help, value) in [
+            (
+                "cuzk_device_backend_calls_total",
+                "counter",
+                "backend prove calls by device",
+                (|d: &DeviceMetrics| d.backend_calls as f64) as fn(&DeviceMetrics) -> f64,
+            ),
+            (
+                "cuzk_device_busy_seconds_total",
+                "counter",
+                "time inside the backend by device",
+                |d| d.backend_busy_ns as f64 / 1e9,
+            ),
+            (
+                "cuzk_device_partitions_proved_total",
+                "counter",
+                "partition proofs made and verified, by device",
+                |d| d.partitions_proved as f64,
+            ),
+            (
+                "cuzk_device_verify_failures_total",
+                "counter",
+                "proofs that failed verification or errors, by device",
+                |d| d.verify_failures as f64,
+            ),
+        ] {
+            header(&mut out, name, kind, help);
+            for d in &self.devices {
+                let _ = writeln!(out, "{name}{{device=\"{}\"}} {}", d.device, value(d));
+            }
+        }
         header(
             &mut out,
             "cuzk_queue_jobs",

@@ -491,6 +491,9 @@ pub(crate) fn backend_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Fin
         shared.ready.call_ended(index);
         Counters::add(&shared.counters.backend_busy_ns, busy.as_nanos() as u64);
         Counters::add(&shared.counters.backend_calls, 1);
+        let mine = &shared.counters.devices[index];
+        Counters::add(&mine.busy_ns, busy.as_nanos() as u64);
+        Counters::add(&mine.calls, 1);
         shared.lock().backend_jobs[index] = None;
         let n = live.len();
         let mut proofs: Vec<Result<Proof, String>> = match result {
@@ -531,7 +534,7 @@ fn take_witnesses(batch: &mut [Ready]) -> Option<Vec<Witness>> {
 pub(crate) fn finisher(shared: &Arc<Shared>, rx: &Receiver<Finish>) {
     loop {
         match rx.recv_timeout(Duration::from_secs(1)) {
-            Ok(Finish::Proved(p)) => check(shared, p.0, &shared.devices[p.1], p.2),
+            Ok(Finish::Proved(p)) => check(shared, p.0, p.1, p.2),
             Ok(Finish::Release(item)) => drop(item),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => return,
@@ -542,7 +545,8 @@ pub(crate) fn finisher(shared: &Arc<Shared>, rx: &Receiver<Finish>) {
 
 /// Verifies a backend proof; a bad one (or a backend error) is retried once on the CPU
 /// reference backend. Then records the partition, or fails the job with the reason.
-fn check(shared: &Shared, ready: Ready, device: &DeviceSlot, proof: Result<Proof, String>) {
+fn check(shared: &Shared, ready: Ready, index: usize, proof: Result<Proof, String>) {
+    let (device, mine) = (&shared.devices[index], &shared.counters.devices[index]);
     let Ready {
         work,
         assignment,
@@ -567,6 +571,7 @@ fn check(shared: &Shared, ready: Ready, device: &DeviceSlot, proof: Result<Proof
             assignment.recycle();
             drop(work);
             traced();
+            Counters::add(&mine.proved, 1);
             shared.partition_done(job, partition, p, timings);
             return;
         }
@@ -578,6 +583,7 @@ fn check(shared: &Shared, ready: Ready, device: &DeviceSlot, proof: Result<Proof
         Err(e) => format!("backend {} on {}: {e}", device.backend.name(), device.label),
     };
     Counters::add(&shared.counters.verify_failures, 1);
+    Counters::add(&mine.failures, 1);
     Counters::add(&shared.counters.cpu_retries, 1);
     let rs = Randomness::random(&mut rand::rngs::OsRng);
     let retried = assignment.prove_with(&CpuBackend, &key, &rs);

@@ -143,6 +143,25 @@ proptest! {
                 prop_assert!(dev.big || !medium, "MEDIUM on a device too small for it");
             }
         }
+        // Per-device metrics say the same: partitions and calls by device.
+        let m = engine.metrics();
+        prop_assert_eq!(m.devices.len(), devs.len());
+        let mut per_device = vec![0u64; devs.len()];
+        for on in placed.values() {
+            per_device[on[0] as usize] += 1;
+        }
+        for (i, (dm, sim)) in m.devices.iter().zip(&d.sims).enumerate() {
+            prop_assert_eq!(&dm.device, &format!("sim{i}"));
+            prop_assert_eq!(dm.partitions_proved, per_device[i]);
+            prop_assert_eq!(dm.backend_calls, sim.calls());
+            prop_assert_eq!(dm.verify_failures, 0);
+        }
+        prop_assert_eq!(m.devices.iter().map(|d| d.backend_calls).sum::<u64>(), m.backend_calls);
+        let text = m.to_prometheus();
+        for (i, n) in per_device.iter().enumerate() {
+            let line = format!("cuzk_device_partitions_proved_total{{device=\"sim{i}\"}} {n}");
+            prop_assert!(text.lines().any(|l| l == line), "no line {}", line);
+        }
         // Each device's own account: what it was given never exceeded its memory.
         let status = engine.status();
         prop_assert_eq!(status.backends.len(), devs.len());

@@ -246,6 +246,15 @@ fn wrong_proofs_are_caught_retried_on_the_cpu_and_counted() {
             (2, 2, 2),
             "{fault:?}"
         );
+        // Charged to the device that failed; the CPU retries prove nothing for it.
+        let [dev] = &m.devices[..] else {
+            panic!("one device: {:?}", m.devices)
+        };
+        assert_eq!(
+            (dev.verify_failures, dev.partitions_proved),
+            (2, 0),
+            "{fault:?}"
+        );
     }
 }
 
@@ -270,6 +279,10 @@ fn a_randomly_failing_backend_is_covered_by_cpu_retries() {
     assert!(backend.calls() >= 12, "{} calls", backend.calls());
     assert_eq!(m.cpu_retries, m.cpu_retry_successes);
     assert_eq!(m.jobs_succeeded, 12);
+    // Every partition is proved by the device or, once it failed, by the CPU retry.
+    let dev = &m.devices[0];
+    assert_eq!(dev.verify_failures, m.verify_failures);
+    assert_eq!(dev.partitions_proved + m.cpu_retry_successes, 24);
 }
 
 #[test]
