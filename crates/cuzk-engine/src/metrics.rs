@@ -86,7 +86,7 @@ pub struct QueueDepth {
     pub running: u32,
 }
 
-/// One device's live counters.
+/// One device's live counters (the engine's backend totals are their sums).
 #[derive(Debug, Default)]
 pub(crate) struct DeviceCounters {
     pub label: String,
@@ -107,9 +107,6 @@ pub(crate) struct Counters {
     pub failed: AtomicU64,
     pub cancelled: AtomicU64,
     pub partitions: AtomicU64,
-    pub backend_calls: AtomicU64,
-    pub backend_busy_ns: AtomicU64,
-    pub verify_failures: AtomicU64,
     pub cpu_retries: AtomicU64,
     pub cpu_retry_successes: AtomicU64,
     pub loads: AtomicU64,
@@ -204,9 +201,6 @@ impl Metrics {
             jobs_cancelled: g(&c.cancelled),
             jobs_recovered: g(&c.recovered),
             partitions_proved: g(&c.partitions),
-            backend_calls: g(&c.backend_calls),
-            backend_busy_ns: g(&c.backend_busy_ns),
-            verify_failures: g(&c.verify_failures),
             cpu_retries: g(&c.cpu_retries),
             cpu_retry_successes: g(&c.cpu_retry_successes),
             circuit_loads: g(&c.loads),
@@ -224,6 +218,17 @@ impl Metrics {
                 .collect(),
             ..Metrics::default()
         }
+        .with_backend_totals()
+    }
+
+    /// The backend totals are the devices' sums.
+    fn with_backend_totals(mut self) -> Self {
+        for d in &self.devices {
+            self.backend_calls += d.backend_calls;
+            self.backend_busy_ns += d.backend_busy_ns;
+            self.verify_failures += d.verify_failures;
+        }
+        self
     }
 
     /// Prometheus exposition text.

@@ -489,8 +489,6 @@ pub(crate) fn backend_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Fin
         }
         let busy = t.elapsed();
         shared.ready.call_ended(index);
-        Counters::add(&shared.counters.backend_busy_ns, busy.as_nanos() as u64);
-        Counters::add(&shared.counters.backend_calls, 1);
         let mine = &shared.counters.devices[index];
         Counters::add(&mine.busy_ns, busy.as_nanos() as u64);
         Counters::add(&mine.calls, 1);
@@ -582,7 +580,6 @@ fn check(shared: &Shared, ready: Ready, index: usize, proof: Result<Proof, Strin
         ),
         Err(e) => format!("backend {} on {}: {e}", device.backend.name(), device.label),
     };
-    Counters::add(&shared.counters.verify_failures, 1);
     Counters::add(&mine.failures, 1);
     Counters::add(&shared.counters.cpu_retries, 1);
     let rs = Randomness::random(&mut rand::rngs::OsRng);

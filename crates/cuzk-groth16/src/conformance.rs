@@ -301,10 +301,7 @@ pub fn tile<T: Copy + Send + Sync>(distinct: &[T], n: usize) -> Vec<T> {
 pub fn tiled_key(inputs: usize, rows: usize, aux: usize, a: usize, b: usize) -> ProvingKey {
     let domain = crate::domain::Domain::for_size(rows).expect("rows fit a BLS12-381 domain");
     // Three at least for the verifying key; a longer key repeats the same prefix.
-    let longest = [inputs, domain.size(), aux, a, b]
-        .into_iter()
-        .max()
-        .unwrap_or(0);
+    let longest = inputs.max(domain.size()).max(aux).max(a).max(b);
     let (g1, g2) = (
         random_g1(longest.clamp(3, 1 << 20), 3),
         random_g2(b.clamp(3, 1 << 18), 4),

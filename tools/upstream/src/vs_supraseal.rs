@@ -112,7 +112,7 @@ fn main() -> Result<()> {
         .stacked()
         .synthetic(&mut rand_chacha::ChaCha8Rng::seed_from_u64(32));
     let (input, aux) = circuit.native_witness()?;
-    let w = pce.evaluate(input.clone(), aux.clone())?;
+    let w = pce.evaluate(input, aux)?;
     let rs = Randomness::random(&mut rand_chacha::ChaCha8Rng::seed_from_u64(11));
     println!(
         "{size}: PCE, native witness and a, b, c in {:.1?} ({} constraints, {} aux)",
@@ -136,18 +136,18 @@ fn main() -> Result<()> {
     })?;
     let ours = ours[0];
     let t = Instant::now();
-    let assigned = backend.prove_assigned(&pk, &pce, &input, &aux, &rs)?;
+    let assigned = backend.prove_assigned(&pk, &pce, &w.input, &w.aux, &rs)?;
     println!(
         "{size}: cuzk first prove_assigned (uploads the PCE) {:.1?}",
         t.elapsed()
     );
     ensure!(assigned == ours, "cuzk's two paths disagree");
     let resident = timed("cuzk prove_assigned (resident PCE)", cli.runs, || {
-        ensure!(backend.prove_assigned(&pk, &pce, &input, &aux, &rs)? == ours);
+        ensure!(backend.prove_assigned(&pk, &pce, &w.input, &w.aux, &rs)? == ours);
         Ok(())
     })?;
     drop(backend);
-    drop((pce, input, aux));
+    drop(pce);
 
     let t = Instant::now();
     pk.write(&cli.srs)?;
