@@ -145,7 +145,8 @@ pub struct DeviceMetrics {
     pub device: String,
     pub backend_calls: u64,
     pub backend_busy_ns: u64,
-    /// Partitions whose proof from this device verified.
+    /// Partitions whose proof from this device verified (also those of a job cancelled
+    /// meanwhile, which `partitions_proved` of [`Metrics`] leaves out).
     pub partitions_proved: u64,
     /// Its proofs that failed verification, and its errors (each retried on the CPU).
     pub verify_failures: u64,
