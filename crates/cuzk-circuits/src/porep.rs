@@ -294,11 +294,7 @@ impl SealShape {
 
     /// File name for this shape's PCE cache, beside the parameters.
     pub fn pce_file_name(&self) -> Result<String, PorepError> {
-        Ok(format!(
-            "cuzk-pce-v{}-{}.pce",
-            cuzk_pce::file::VERSION,
-            self.circuit_identifier()?
-        ))
+        Ok(pce_file_name(&self.circuit_identifier()?))
     }
 
     /// Runs a fresh random setup for this shape's circuit with our generator.
@@ -311,24 +307,43 @@ impl SealShape {
 
     /// Writes `.params`, `.vk` and `.meta` under their upstream names into `dir`.
     pub fn write_params(&self, pk: &ProvingKey, dir: &Path) -> Result<(), PorepError> {
-        let [params, vk, meta] = self.file_names()?;
-        std::fs::create_dir_all(dir).map_err(|source| ParamsError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        pk.write(dir.join(params))?;
-        pk.vk.write(dir.join(vk))?;
-        let meta_path = dir.join(meta);
-        std::fs::write(
-            &meta_path,
-            format!("{{\"sector_size\":{}}}", self.sector_size()),
-        )
-        .map_err(|source| ParamsError::Io {
+        Ok(write_param_files(
+            pk,
+            dir,
+            &self.file_names()?,
+            self.sector_size(),
+        )?)
+    }
+}
+
+/// The file name of a circuit's PCE cache (beside its parameters), from upstream's identifier.
+pub(crate) fn pce_file_name(circuit_identifier: &str) -> String {
+    format!(
+        "cuzk-pce-v{}-{circuit_identifier}.pce",
+        cuzk_pce::file::VERSION
+    )
+}
+
+/// Writes a key's `.params`, `.vk` and `.meta` files under `names` into `dir`.
+pub(crate) fn write_param_files(
+    pk: &ProvingKey,
+    dir: &Path,
+    [params, vk, meta]: &[String; 3],
+    sector_size: u64,
+) -> Result<(), ParamsError> {
+    std::fs::create_dir_all(dir).map_err(|source| ParamsError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    pk.write(dir.join(params))?;
+    pk.vk.write(dir.join(vk))?;
+    let meta_path = dir.join(meta);
+    std::fs::write(&meta_path, format!("{{\"sector_size\":{sector_size}}}")).map_err(|source| {
+        ParamsError::Io {
             path: meta_path,
             source,
-        })?;
-        Ok(())
-    }
+        }
+    })
 }
 
 /// How partition witnesses are produced.

@@ -24,50 +24,50 @@ pub struct VanillaError {
     pub reason: String,
 }
 
-type Bytes = [u8; 32];
+pub(crate) type Bytes = [u8; 32];
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Element {
-    hashes: Vec<Bytes>,
-    index: usize,
+pub(crate) struct Element {
+    pub(crate) hashes: Vec<Bytes>,
+    pub(crate) index: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Path {
-    path: Vec<Element>,
+pub(crate) struct Path {
+    pub(crate) path: Vec<Element>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Single {
-    root: Bytes,
-    leaf: Bytes,
-    path: Path,
+pub(crate) struct Single {
+    pub(crate) root: Bytes,
+    pub(crate) leaf: Bytes,
+    pub(crate) path: Path,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Sub {
-    base_proof: Path,
-    sub_proof: Path,
-    root: Bytes,
-    leaf: Bytes,
+pub(crate) struct Sub {
+    pub(crate) base_proof: Path,
+    pub(crate) sub_proof: Path,
+    pub(crate) root: Bytes,
+    pub(crate) leaf: Bytes,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Top {
-    base_proof: Path,
-    sub_proof: Path,
-    top_proof: Path,
-    root: Bytes,
-    leaf: Bytes,
+pub(crate) struct Top {
+    pub(crate) base_proof: Path,
+    pub(crate) sub_proof: Path,
+    pub(crate) top_proof: Path,
+    pub(crate) root: Bytes,
+    pub(crate) leaf: Bytes,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-enum ProofData {
+pub(crate) enum ProofData {
     Single(Single),
     Sub(Sub),
     Top(Top),
@@ -75,12 +75,12 @@ enum ProofData {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct MerkleProof {
-    data: ProofData,
+pub(crate) struct MerkleProof {
+    pub(crate) data: ProofData,
 }
 
 impl MerkleProof {
-    fn root(&self) -> &Bytes {
+    pub(crate) fn root(&self) -> &Bytes {
         match &self.data {
             ProofData::Single(p) => &p.root,
             ProofData::Sub(p) => &p.root,
@@ -88,7 +88,7 @@ impl MerkleProof {
         }
     }
 
-    fn leaf(&self) -> &Bytes {
+    pub(crate) fn leaf(&self) -> &Bytes {
         match &self.data {
             ProofData::Single(p) => &p.leaf,
             ProofData::Sub(p) => &p.leaf,
@@ -245,14 +245,21 @@ fn path(
     at: At,
     field: &str,
 ) -> Result<Vec<PathElement<Fr>>, VanillaError> {
-    let got = proof.levels(shape).map_err(|e| at.err(field, e))?;
+    checked_path(proof, shape, levels, leaf).map_err(|r| at.err(field, r))
+}
+
+/// [`path`] with the reason alone, for callers that name the place themselves.
+pub(crate) fn checked_path(
+    proof: &MerkleProof,
+    shape: TreeShape,
+    levels: usize,
+    leaf: u64,
+) -> Result<Vec<PathElement<Fr>>, String> {
+    let got = proof.levels(shape)?;
     if got.len() != levels {
-        return Err(at.err(
-            field,
-            format!(
-                "the path has {} levels, this sector's tree has {levels}",
-                got.len()
-            ),
+        return Err(format!(
+            "the path has {} levels, this sector's tree has {levels}",
+            got.len()
         ));
     }
     let elements = got
@@ -260,13 +267,10 @@ fn path(
         .enumerate()
         .map(|(level, (e, arity))| {
             if e.hashes.len() + 1 != *arity || e.index >= *arity {
-                return Err(at.err(
-                    field,
-                    format!(
-                        "level {level}: {} siblings and index {}, the level's arity is {arity}",
-                        e.hashes.len(),
-                        e.index
-                    ),
+                return Err(format!(
+                    "level {level}: {} siblings and index {}, the level's arity is {arity}",
+                    e.hashes.len(),
+                    e.index
                 ));
             }
             let siblings = e
@@ -274,7 +278,7 @@ fn path(
                 .iter()
                 .map(|h| element(h).map(Some))
                 .collect::<Result<_, _>>()
-                .map_err(|r| at.err(field, format!("level {level}: {r}")))?;
+                .map_err(|r| format!("level {level}: {r}"))?;
             Ok(PathElement {
                 siblings,
                 index: Some(e.index),
@@ -286,7 +290,7 @@ fn path(
         (index + e.index as u64 * below, below * *arity as u64)
     });
     if index != leaf {
-        return Err(at.err(field, format!("the path leads to node {index}, not {leaf}")));
+        return Err(format!("the path leads to node {index}, not {leaf}"));
     }
     Ok(elements)
 }
@@ -457,7 +461,7 @@ pub mod random {
     }
 
     /// A Merkle proof to leaf `leaf` in a tree with per-level `arities` and this shape.
-    fn merkle(
+    pub(crate) fn merkle(
         shape: TreeShape,
         arities: &[usize],
         leaf: u64,
@@ -570,7 +574,7 @@ pub mod random {
             .collect()
     }
 
-    fn set_root(proof: &mut MerkleProof, root: Bytes) {
+    pub(crate) fn set_root(proof: &mut MerkleProof, root: Bytes) {
         match &mut proof.data {
             ProofData::Single(p) => p.root = root,
             ProofData::Sub(p) => p.root = root,

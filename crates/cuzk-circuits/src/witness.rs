@@ -164,7 +164,7 @@ impl StackedCircuit<'_> {
 
 /// Fills a vector from consecutive slices of the given lengths, written in parallel by
 /// `write(i, cursor)`, each of which returns some inputs; every slice must be written exactly.
-fn fill<T: Send>(
+pub(crate) fn fill<T: Send>(
     lengths: &[usize],
     write: impl Fn(usize, &mut Cursor<'_, Fr>) -> Result<T, WitnessError> + Sync,
 ) -> Result<(Vec<Fr>, Vec<T>), WitnessError> {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use cuzk_engine::budget::Meter;
-use cuzk_engine::kind::{PorepKind, Registry};
+use cuzk_engine::kind::Registry;
 use cuzk_engine::{DeviceSlot, Engine, EngineConfig};
 use cuzk_groth16::backend::{Backend, CpuBackend};
 use cuzk_groth16::params::Validation;
@@ -88,8 +88,7 @@ pub fn start_engine(s: &Settings) -> Result<(Engine, Vec<DeviceInfo>)> {
     let e = &s.engine;
     std::fs::create_dir_all(&e.params_dir)
         .with_context(|| format!("engine.params_dir: creating {}", e.params_dir.display()))?;
-    let registry = Registry::new()
-        .with(PorepKind::new(&e.params_dir, e.pce).with_native_witness(e.native_witness));
+    let registry = Registry::filecoin(&e.params_dir, e.pce, e.native_witness);
     for kind in s.gpu_kinds.values().flatten() {
         if registry.get(kind).is_none() {
             let known: Vec<_> = registry.names().collect();

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use cuzk_circuits::C1Input;
-use cuzk_engine::kind::{CircuitId, PorepKind};
+use cuzk_circuits::{C1Input, PostRequest, RegisteredPostProof};
+use cuzk_engine::kind::{CircuitId, PorepKind, PostKind};
 use cuzk_engine::residency::Tier;
 use cuzk_engine::{Engine, EngineError, JobId, Outcome, Priority, Request as EngineRequest};
 use cuzk_proto::diag::v1::{diagnostics_server, GetTraceRequest, GetTraceResponse, Span};
@@ -116,9 +116,11 @@ fn priority(p: i32) -> Result<Priority, Status> {
 fn kind(k: i32) -> Result<&'static str, Status> {
     match pb::ProofKind::try_from(k) {
         Ok(pb::ProofKind::PorepSealCommit) => Ok(PorepKind::NAME),
+        Ok(pb::ProofKind::WindowPostPartition) => Ok(PostKind::WINDOW),
+        Ok(pb::ProofKind::WinningPost) => Ok(PostKind::WINNING),
         Ok(pb::ProofKind::Unspecified) => Err(field(
             "proof_kind",
-            "must be set (POREP_SEAL_COMMIT is served)",
+            "must be set (POREP_SEAL_COMMIT, WINDOW_POST_PARTITION and WINNING_POST are served)",
         )),
         Ok(other) => Err(Status::unimplemented(format!(
             "proof_kind: {} is not served by this daemon yet",
@@ -129,12 +131,31 @@ fn kind(k: i32) -> Result<&'static str, Status> {
 }
 
 /// Checks a `SubmitProof` request field by field before the engine sees it; the payload itself
-/// is checked by the engine's proof kind. When the request states `sector_size` or (non-zero)
-/// `registered_proof`, the C1 output must be for that proof. An empty `request_id` stays empty
-/// (the caller names the job).
-pub fn check_submit(req: pb::SubmitProofRequest) -> Result<EngineRequest, Status> {
+/// is checked by the engine's proof kind. An empty `request_id` stays empty (the caller names
+/// the job).
+pub fn check_submit(mut req: pb::SubmitProofRequest) -> Result<EngineRequest, Status> {
     let kind = kind(req.proof_kind)?;
     let priority = priority(req.priority)?;
+    if req.request_id.len() > 256 {
+        return Err(field("request_id", "longer than 256 bytes"));
+    }
+    let request_id = std::mem::take(&mut req.request_id);
+    let payload = if kind == PorepKind::NAME {
+        porep_payload(req)?
+    } else {
+        post_payload(req)?
+    };
+    Ok(EngineRequest {
+        request_id,
+        kind: kind.into(),
+        priority,
+        payload,
+    })
+}
+
+/// PoRep C2: the C1 output in `vanilla_proof`; when the request states `sector_size` or
+/// (non-zero) `registered_proof`, the C1 output must be for that proof.
+fn porep_payload(req: pb::SubmitProofRequest) -> Result<Vec<u8>, Status> {
     if req.vanilla_proof.is_empty() {
         return Err(field(
             "vanilla_proof",
@@ -143,9 +164,6 @@ pub fn check_submit(req: pb::SubmitProofRequest) -> Result<EngineRequest, Status
     }
     if !req.vanilla_proofs.is_empty() {
         return Err(field("vanilla_proofs", "PoRep C2 takes vanilla_proof only"));
-    }
-    if req.request_id.len() > 256 {
-        return Err(field("request_id", "longer than 256 bytes"));
     }
     if req.sector_size != 0 || req.registered_proof != 0 {
         let c1 = C1Input::parse(&req.vanilla_proof).map_err(|e| field("vanilla_proof", e))?;
@@ -171,12 +189,59 @@ pub fn check_submit(req: pb::SubmitProofRequest) -> Result<EngineRequest, Status
             ));
         }
     }
-    Ok(EngineRequest {
-        request_id: req.request_id,
-        kind: kind.into(),
-        priority,
-        payload: req.vanilla_proof,
-    })
+    Ok(req.vanilla_proof)
+}
+
+/// WindowPoSt / WinningPoSt: one bincode vanilla proof per sector in `vanilla_proofs`, with
+/// `registered_proof` (FFI number), 32 bytes of `randomness`, `miner_id` and, for WindowPoSt,
+/// `partition_index`.
+fn post_payload(req: pb::SubmitProofRequest) -> Result<Vec<u8>, Status> {
+    if !req.vanilla_proof.is_empty() {
+        return Err(field(
+            "vanilla_proof",
+            "PoSt takes vanilla_proofs (one per sector), not vanilla_proof",
+        ));
+    }
+    if req.vanilla_proofs.is_empty() {
+        return Err(field(
+            "vanilla_proofs",
+            "empty; one vanilla proof per sector",
+        ));
+    }
+    if req.randomness.len() != 32 {
+        return Err(field(
+            "randomness",
+            format!("{} bytes, expected 32", req.randomness.len()),
+        ));
+    }
+    let proof = RegisteredPostProof::from_id(req.registered_proof).ok_or_else(|| {
+        field(
+            "registered_proof",
+            format!(
+                "{} is not a PoSt proof type (Winning 0-4, Window 5-9 and 10-14)",
+                req.registered_proof
+            ),
+        )
+    })?;
+    if req.sector_size != 0 && req.sector_size != proof.sector_size() {
+        return Err(field(
+            "sector_size",
+            format!(
+                "{} bytes, but registered_proof {} is for {} bytes",
+                req.sector_size,
+                req.registered_proof,
+                proof.sector_size()
+            ),
+        ));
+    }
+    Ok(PostRequest {
+        registered_proof: req.registered_proof,
+        randomness: req.randomness,
+        miner_id: req.miner_id,
+        partition_index: req.partition_index,
+        vanilla_proofs: req.vanilla_proofs,
+    }
+    .encode())
 }
 
 fn outcome_response(job: JobId, outcome: Outcome) -> pb::AwaitProofResponse {

@@ -20,6 +20,8 @@ use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::parameter_cache::VERSION;
 use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
 
+pub mod post;
+
 /// The current (V1_1) proof type of a test sector size.
 pub fn proof_type(size: &str) -> Result<RegisteredSealProof> {
     Ok(match size {
@@ -67,17 +69,51 @@ impl SectorInfo {
 
 /// A 32-byte value that is a valid field element (top bits cleared), as Filecoin requires of
 /// prover ids and tickets.
-fn fr_bytes(rng: &mut impl RngCore) -> [u8; 32] {
+pub fn fr_bytes(rng: &mut impl RngCore) -> [u8; 32] {
     let mut b = [0u8; 32];
     rng.fill_bytes(&mut b);
     b[31] &= 0x3f;
     b
 }
 
+/// A sealed test sector kept on disk (removed on drop): what PoSt needs of it.
+pub struct Sealed {
+    work: tempfile::TempDir,
+    pub info: SectorInfo,
+    c1: Vec<u8>,
+}
+
+impl std::fmt::Debug for Sealed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sealed").field("info", &self.info).finish()
+    }
+}
+
+impl Sealed {
+    pub fn cache_dir(&self) -> std::path::PathBuf {
+        self.work.path().join("cache")
+    }
+
+    pub fn replica(&self) -> std::path::PathBuf {
+        self.work.path().join("sealed")
+    }
+
+    /// The C1 output exactly as `serde_json` writes it (what lotus and Curio hand to C2).
+    pub fn c1(&self) -> &[u8] {
+        &self.c1
+    }
+}
+
 /// Seals a sector of random data with random prover id, sector id, ticket and seed, and
 /// returns the C1 output exactly as `serde_json` writes it (what lotus and Curio hand to C2).
 /// Needs no Groth16 parameters; the SDR parent cache goes to `FIL_PROOFS_PARENT_CACHE`.
 pub fn seal(size: &str, rng: &mut impl RngCore) -> Result<(Vec<u8>, SectorInfo)> {
+    let sealed = seal_sector(size, rng)?;
+    Ok((sealed.c1.clone(), sealed.info.clone()))
+}
+
+/// [`seal`], keeping the sealed replica and its cache (for PoSt vanilla proofs).
+pub fn seal_sector(size: &str, rng: &mut impl RngCore) -> Result<Sealed> {
     let proof = proof_type(size)?;
     let sector_size = u64::from(proof.sector_size());
     let work = tempfile::tempdir()?;
@@ -120,7 +156,11 @@ pub fn seal(size: &str, rng: &mut impl RngCore) -> Result<(Vec<u8>, SectorInfo)>
         comm_r,
         comm_d,
     };
-    Ok((serde_json::to_vec(&c1)?, info))
+    Ok(Sealed {
+        work,
+        info,
+        c1: serde_json::to_vec(&c1)?,
+    })
 }
 
 fn generate<Tree: 'static + MerkleTreeTrait>(
@@ -155,7 +195,7 @@ fn generate<Tree: 'static + MerkleTreeTrait>(
 }
 
 /// Writes beside `path`, then renames: a reader never sees half a file.
-fn write_atomically(
+pub(crate) fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<fs::File>) -> std::io::Result<()>,
 ) -> Result<()> {

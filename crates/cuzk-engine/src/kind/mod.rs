@@ -6,6 +6,7 @@
 //! knowing anything else, so PoSt and SnapDeals slot in as more kinds in the [`Registry`].
 
 mod porep;
+mod post;
 mod synthetic;
 
 use std::collections::BTreeMap;
@@ -20,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::error::KindError;
 pub use porep::PorepKind;
+pub use post::PostKind;
 pub use synthetic::{SyntheticKind, SyntheticPayload};
 
 /// Names one proving key (and its PCE), e.g. `porep-2k`; residency and status use it.
@@ -128,6 +130,18 @@ impl fmt::Debug for Registry {
 impl Registry {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Every Filecoin proof kind cuzk serves (PoRep C2, WindowPoSt, WinningPoSt), with
+    /// parameters and PCE caches in `params_dir`; `pce` and `native` as [`PorepKind::new`]
+    /// and [`PorepKind::with_native_witness`] describe them.
+    pub fn filecoin(params_dir: &std::path::Path, pce: bool, native: bool) -> Self {
+        use cuzk_circuits::post::PostType;
+        let post = |t| PostKind::new(t, params_dir, pce).with_native_witness(native);
+        Registry::new()
+            .with(PorepKind::new(params_dir, pce).with_native_witness(native))
+            .with(post(PostType::Window))
+            .with(post(PostType::Winning))
     }
 
     /// Adds `kind`, replacing one of the same name.

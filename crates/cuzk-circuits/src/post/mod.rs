@@ -1,0 +1,515 @@
+//! WindowPoSt and WinningPoSt (FallbackPoSt) without upstream crates: the request as Curio
+//! sends it ([`PostRequest`]), the proof types ([`proof_type`]), the vanilla proofs
+//! ([`vanilla`]), the challenges, the circuit ([`circuit`]) and its native witness
+//! ([`witness`]).
+//!
+//! [`PostPartition::new`] checks a whole request before any proving: the proof type, the
+//! randomness, the sector count, and for every sector that comm_r is Poseidon(comm_c,
+//! comm_r_last), that each inclusion proof opens the leaf the randomness challenges and that
+//! its path hashes up to comm_r_last. What passes proves and verifies.
+
+pub mod circuit;
+pub mod proof_type;
+pub mod vanilla;
+pub mod witness;
+
+use std::path::Path;
+
+use blstrs::Scalar as Fr;
+use cuzk_gadgets::por::PathElement;
+use cuzk_groth16::assignment::Witness;
+use cuzk_groth16::generator;
+use cuzk_groth16::params::ProvingKey;
+use cuzk_pce::Pce;
+use rayon::prelude::*;
+use thiserror::Error;
+
+use crate::porep::{self, PartitionColumns, PartitionWitness, Synthesis};
+use crate::stacked::StackedShape;
+use crate::vanilla::{checked_path, element};
+pub use circuit::{PostCircuit, SectorSlot};
+pub use proof_type::{PostApi, PostType, RegisteredPostProof};
+pub use vanilla::{ReadError, SectorProof};
+
+/// A PoSt request refused, or a proof that could not be made, with the field at fault.
+#[derive(Debug, Error)]
+pub enum PostError {
+    #[error("{field}: {reason}")]
+    Field { field: String, reason: String },
+    #[error("vanilla_proofs[{sector}].{field}: {reason}")]
+    Vanilla {
+        sector: usize,
+        field: String,
+        reason: String,
+    },
+    #[error(transparent)]
+    Setup(#[from] cuzk_groth16::ProverError),
+    #[error(transparent)]
+    Params(#[from] cuzk_groth16::params::ParamsError),
+    #[error(transparent)]
+    Pce(#[from] cuzk_pce::PceError),
+    #[error("synthesis: {0}")]
+    Synthesis(#[from] bellpepper_core::SynthesisError),
+    #[error("native witness: {0}")]
+    Witness(#[from] crate::witness::WitnessError),
+}
+
+fn field(field: &str, reason: impl Into<String>) -> PostError {
+    PostError::Field {
+        field: field.into(),
+        reason: reason.into(),
+    }
+}
+
+/// What a PoSt proof type fixes about its circuit.
+#[derive(Clone, Copy, Debug)]
+pub struct PostShape {
+    proof: RegisteredPostProof,
+    /// The sectors' TreeR: the same tree their seal built, so PoRep's shape describes it.
+    pub(crate) sector: &'static StackedShape,
+}
+
+impl PostShape {
+    pub fn new(proof: RegisteredPostProof) -> Self {
+        PostShape {
+            proof,
+            sector: StackedShape::for_sector_size(proof.sector_size())
+                .expect("every PoSt sector size has a sealed-sector shape"),
+        }
+    }
+
+    pub fn registered_proof(&self) -> RegisteredPostProof {
+        self.proof
+    }
+
+    /// The circuit's sector slots and challenges per slot.
+    pub fn slots(&self) -> (usize, usize) {
+        self.proof.slots()
+    }
+
+    /// Levels of an inclusion path in the comm_r_last tree.
+    pub fn tree_levels(&self) -> usize {
+        self.sector.tree_levels()
+    }
+
+    /// The circuit with every value unknown, for parameter generation and PCE extraction.
+    pub fn blank(&self) -> PostCircuit<'_> {
+        let (slots, challenges) = self.slots();
+        let path: Vec<PathElement<Fr>> = self
+            .sector
+            .tree_arities()
+            .into_iter()
+            .map(|a| PathElement {
+                siblings: vec![None; a - 1],
+                index: None,
+            })
+            .collect();
+        let slot = SectorSlot {
+            comm_r: None,
+            comm_c: None,
+            comm_r_last: None,
+            leaves: vec![None; challenges],
+            paths: vec![path; challenges],
+        };
+        PostCircuit {
+            shape: self,
+            slots: vec![slot; slots],
+        }
+    }
+
+    /// Records this circuit's constraint matrices (once per circuit, reused for every proof).
+    pub fn extract_pce(&self) -> Result<Pce, PostError> {
+        Ok(Pce::extract(self.blank())?)
+    }
+
+    /// The identity a PCE file of this circuit carries: upstream's circuit identifier.
+    pub fn pce_identity(&self) -> String {
+        self.proof.circuit_identifier()
+    }
+
+    pub fn pce_file_name(&self) -> String {
+        porep::pce_file_name(&self.proof.circuit_identifier())
+    }
+
+    /// A fresh random setup of this circuit with our generator.
+    pub fn generate_params(
+        &self,
+        rng: &mut impl rand_core::RngCore,
+    ) -> Result<ProvingKey, PostError> {
+        Ok(generator::generate(self.blank(), rng)?)
+    }
+
+    /// Writes `.params`, `.vk` and `.meta` under their upstream names into `dir`.
+    pub fn write_params(&self, pk: &ProvingKey, dir: &Path) -> Result<(), PostError> {
+        Ok(porep::write_param_files(
+            pk,
+            dir,
+            &self.proof.file_names(),
+            self.proof.sector_size(),
+        )?)
+    }
+}
+
+/// A PoSt request as Curio sends it (`SubmitProofRequest` of kind WINDOW_POST_PARTITION or
+/// WINNING_POST), and the engine payload it travels in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PostRequest {
+    /// The FFI enum number.
+    pub registered_proof: u64,
+    pub randomness: Vec<u8>,
+    pub miner_id: u64,
+    /// The WindowPoSt partition (0 for WinningPoSt).
+    pub partition_index: u32,
+    /// One bincode `FallbackPoStSectorProof` per sector.
+    pub vanilla_proofs: Vec<Vec<u8>>,
+}
+
+const MAGIC: &[u8; 8] = b"cuzkpst1";
+
+impl PostRequest {
+    /// The engine payload: a tag, the fixed fields little-endian, then each vanilla proof
+    /// behind its u32 length.
+    pub fn encode(&self) -> Vec<u8> {
+        let proofs: usize = self.vanilla_proofs.iter().map(|p| 4 + p.len()).sum();
+        let mut out = Vec::with_capacity(64 + self.randomness.len() + proofs);
+        out.extend(MAGIC);
+        out.extend(self.registered_proof.to_le_bytes());
+        out.extend((self.randomness.len() as u32).to_le_bytes());
+        out.extend(&self.randomness);
+        out.extend(self.miner_id.to_le_bytes());
+        out.extend(self.partition_index.to_le_bytes());
+        out.extend((self.vanilla_proofs.len() as u32).to_le_bytes());
+        for p in &self.vanilla_proofs {
+            out.extend((p.len() as u32).to_le_bytes());
+            out.extend(p);
+        }
+        out
+    }
+
+    /// Reads what [`PostRequest::encode`] wrote.
+    pub fn decode(bytes: &[u8]) -> Result<Self, PostError> {
+        let truncated = || field("payload", "truncated PoSt request");
+        let mut rest = bytes
+            .strip_prefix(MAGIC)
+            .ok_or_else(|| field("payload", "not a cuzk PoSt request"))?;
+        let mut take = |n: usize| -> Result<&[u8], PostError> {
+            if rest.len() < n {
+                return Err(truncated());
+            }
+            let (head, tail) = rest.split_at(n);
+            rest = tail;
+            Ok(head)
+        };
+        let u32_at = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize;
+        let registered_proof = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"));
+        let n = u32_at(take(4)?);
+        let randomness = take(n)?.to_vec();
+        let miner_id = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"));
+        let partition_index = u32_at(take(4)?) as u32;
+        let count = u32_at(take(4)?);
+        let mut vanilla_proofs = Vec::with_capacity(count.min(bytes.len() / 4));
+        for _ in 0..count {
+            let n = u32_at(take(4)?);
+            vanilla_proofs.push(take(n)?.to_vec());
+        }
+        if !rest.is_empty() {
+            return Err(field("payload", "bytes after the PoSt request"));
+        }
+        Ok(PostRequest {
+            registered_proof,
+            randomness,
+            miner_id,
+            partition_index,
+            vanilla_proofs,
+        })
+    }
+}
+
+/// The prover id Curio derives from a miner id: the LEB128 bytes of the ID address payload,
+/// zero-padded to 32 bytes.
+pub fn prover_id(miner_id: u64) -> [u8; 32] {
+    let mut id = [0u8; 32];
+    let (mut v, mut i) = (miner_id, 0);
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        id[i] = if v == 0 { byte } else { byte | 0x80 };
+        i += 1;
+        if v == 0 {
+            return id;
+        }
+    }
+}
+
+/// Leaf `index` of a sector's PoSt challenges: SHA-256(randomness ‖ sector id ‖ index), its
+/// first 8 bytes little-endian, reduced to the sector's nodes.
+pub fn challenge(randomness: &[u8; 32], sector_id: u64, index: u64, nodes: u64) -> u64 {
+    use sha2::{Digest, Sha256};
+    let hash = Sha256::new()
+        .chain_update(randomness)
+        .chain_update(sector_id.to_le_bytes())
+        .chain_update(index.to_le_bytes())
+        .finalize();
+    u64::from_le_bytes(hash[..8].try_into().expect("8 bytes")) % nodes
+}
+
+/// A checked PoSt request: one circuit's slots with their values, and its public inputs.
+#[derive(Debug)]
+pub struct PostPartition {
+    shape: PostShape,
+    /// Exactly `shape.slots()` slots, padded.
+    slots: Vec<SectorSlot>,
+    public_inputs: Vec<Fr>,
+    prover_id: [u8; 32],
+}
+
+impl PostPartition {
+    /// Parses and checks `req` (see the module docs); every refusal names its field.
+    pub fn new(req: &PostRequest) -> Result<Self, PostError> {
+        let proof = RegisteredPostProof::from_id(req.registered_proof).ok_or_else(|| {
+            field(
+                "registered_proof",
+                format!(
+                    "{} is not a PoSt proof type (Winning 0-4, Window 5-9 and 10-14)",
+                    req.registered_proof
+                ),
+            )
+        })?;
+        let randomness: [u8; 32] = req.randomness.as_slice().try_into().map_err(|_| {
+            field(
+                "randomness",
+                format!("{} bytes, expected 32", req.randomness.len()),
+            )
+        })?;
+        element(&randomness).map_err(|r| field("randomness", r))?;
+        let sectors = proof.sectors();
+        let n = req.vanilla_proofs.len();
+        if n == 0 || n > sectors {
+            return Err(field(
+                "vanilla_proofs",
+                format!("{n} sector proofs; a {proof:?} proof takes 1 to {sectors}"),
+            ));
+        }
+        if proof.post_type() == PostType::Winning && req.partition_index != 0 {
+            return Err(field("partition_index", "WinningPoSt has one partition, 0"));
+        }
+        let shape = PostShape::new(proof);
+        let checked = req
+            .vanilla_proofs
+            .par_iter()
+            .enumerate()
+            .map(|(i, bytes)| {
+                let p = SectorProof::parse(bytes).map_err(|e| PostError::Vanilla {
+                    sector: i,
+                    field: e.field,
+                    reason: e.reason,
+                })?;
+                let challenges =
+                    sector_challenges(&shape, &randomness, req.partition_index, i, p.sector_id);
+                check_sector(&shape, &p, &challenges).map_err(|(field, reason)| {
+                    PostError::Vanilla {
+                        sector: i,
+                        field,
+                        reason,
+                    }
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let (slot_count, per_slot) = shape.slots();
+        let mut slots = Vec::with_capacity(slot_count);
+        for s in checked {
+            if per_slot == s.leaves.len() {
+                slots.push(s);
+            } else {
+                // WinningPoSt: one slot per challenge of its one sector.
+                for (leaf, path) in s.leaves.iter().zip(&s.paths) {
+                    slots.push(SectorSlot {
+                        leaves: vec![*leaf],
+                        paths: vec![path.clone()],
+                        ..s.clone()
+                    });
+                }
+            }
+        }
+        let mut public_inputs = Vec::with_capacity(slot_count * (1 + per_slot));
+        for s in &slots {
+            public_inputs.push(s.comm_r.expect("checked"));
+            public_inputs.extend(s.paths.iter().map(|p| Fr::from(leaf_index(&shape, p))));
+        }
+        // A short partition repeats its last sector, as upstream does.
+        let last = slots.last().expect("at least one sector").clone();
+        let block = public_inputs[public_inputs.len() - (1 + per_slot)..].to_vec();
+        while slots.len() < slot_count {
+            slots.push(last.clone());
+            public_inputs.extend_from_slice(&block);
+        }
+        Ok(PostPartition {
+            shape,
+            slots,
+            public_inputs,
+            prover_id: prover_id(req.miner_id),
+        })
+    }
+
+    pub fn shape(&self) -> &PostShape {
+        &self.shape
+    }
+
+    /// What the proof verifies against, in the circuit's input order.
+    pub fn public_inputs(&self) -> &[Fr] {
+        &self.public_inputs
+    }
+
+    /// The prover id the request's miner id stands for (not an input of the PoSt circuit).
+    pub fn prover_id(&self) -> [u8; 32] {
+        self.prover_id
+    }
+
+    /// The circuit with this request's values.
+    pub fn circuit(&self) -> PostCircuit<'_> {
+        PostCircuit {
+            shape: &self.shape,
+            slots: self.slots.clone(),
+        }
+    }
+
+    /// The witness and public inputs, by full synthesis, witness-only synthesis with the PCE
+    /// or the native generator with the PCE.
+    pub fn witness(&self, synthesis: Synthesis<'_>) -> Result<PartitionWitness, PostError> {
+        let witness = match synthesis {
+            Synthesis::Full => Witness::synthesize(self.circuit())?,
+            Synthesis::Pce(pce) => pce.witness(self.circuit())?,
+            Synthesis::Native(pce) => {
+                let (input, aux) = self.circuit().native_witness()?;
+                pce.evaluate(input, aux)?
+            }
+        };
+        Ok(PartitionWitness {
+            witness,
+            public_inputs: self.public_inputs.clone(),
+        })
+    }
+
+    /// The native generator's columns, for backends that evaluate the PCE themselves.
+    pub fn columns(&self) -> Result<PartitionColumns, PostError> {
+        let (input, aux) = self.circuit().native_witness()?;
+        Ok(PartitionColumns {
+            input,
+            aux,
+            public_inputs: self.public_inputs.clone(),
+        })
+    }
+}
+
+/// The leaf index a checked path leads to.
+fn leaf_index(shape: &PostShape, path: &[PathElement<Fr>]) -> u64 {
+    let arities = shape.sector.tree_arities();
+    path.iter().zip(arities).rev().fold(0u64, |i, (e, a)| {
+        i * a as u64 + e.index.expect("checked") as u64
+    })
+}
+
+/// The leaves the randomness challenges in vanilla sector `i` of partition `partition`.
+fn sector_challenges(
+    shape: &PostShape,
+    randomness: &[u8; 32],
+    partition: u32,
+    i: usize,
+    sector_id: u64,
+) -> Vec<u64> {
+    let proof = shape.proof;
+    let nodes = proof.sector_size() / 32;
+    let (slots, per_slot) = proof.slots();
+    let index = |slot: usize, n: usize| -> u64 {
+        match proof.api() {
+            PostApi::V1_2 => n as u64,
+            PostApi::V1_0 => ((partition as usize * slots + slot) * per_slot + n) as u64,
+        }
+    };
+    match proof.post_type() {
+        PostType::Window => (0..per_slot).map(|n| index(i, n)).collect::<Vec<_>>(),
+        PostType::Winning => (0..slots).map(|slot| index(slot, 0)).collect(),
+    }
+    .into_iter()
+    .map(|j| challenge(randomness, sector_id, j, nodes))
+    .collect()
+}
+
+/// One sector's vanilla proof checked against its challenges and commitments, as a slot.
+fn check_sector(
+    shape: &PostShape,
+    p: &SectorProof,
+    challenges: &[u64],
+) -> Result<SectorSlot, (String, String)> {
+    let err = |f: &str, r: String| (f.to_string(), r);
+    let [o] = p.openings.as_slice() else {
+        return Err(err(
+            "vanilla_proof.sectors",
+            format!("{} entries, expected 1", p.openings.len()),
+        ));
+    };
+    let comm_r = element(&p.comm_r).map_err(|r| err("comm_r", r))?;
+    let comm_c = element(&o.comm_c).map_err(|r| err("vanilla_proof.sectors[0].comm_c", r))?;
+    let comm_r_last =
+        element(&o.comm_r_last).map_err(|r| err("vanilla_proof.sectors[0].comm_r_last", r))?;
+    let sector = shape.sector;
+    if sector.pair.hash(&[comm_c, comm_r_last]).ok() != Some(comm_r) {
+        return Err(err(
+            "comm_r",
+            "is not Poseidon(comm_c, comm_r_last) of this sector's proof".into(),
+        ));
+    }
+    if o.inclusion_proofs.len() != challenges.len() {
+        return Err(err(
+            "vanilla_proof.sectors[0].inclusion_proofs",
+            format!(
+                "{} proofs, the sector has {} challenges",
+                o.inclusion_proofs.len(),
+                challenges.len()
+            ),
+        ));
+    }
+    let levels = sector.tree_levels();
+    let mut leaves = Vec::with_capacity(challenges.len());
+    let mut paths = Vec::with_capacity(challenges.len());
+    for (n, (proof, &c)) in o.inclusion_proofs.iter().zip(challenges).enumerate() {
+        let at = format!("vanilla_proof.sectors[0].inclusion_proofs[{n}]");
+        let path = checked_path(proof, sector.tree, levels, c)
+            .map_err(|r| (at.clone(), format!("challenge {n} (leaf {c}): {r}")))?;
+        let leaf = element(proof.leaf()).map_err(|r| (format!("{at}.leaf"), r))?;
+        let root = element(proof.root()).map_err(|r| (format!("{at}.root"), r))?;
+        if root != comm_r_last {
+            return Err((
+                format!("{at}.root"),
+                "is not the sector's comm_r_last".into(),
+            ));
+        }
+        if path_root(shape, leaf, &path) != Some(comm_r_last) {
+            return Err((
+                at,
+                "the path does not hash up to comm_r_last (so not to comm_r)".into(),
+            ));
+        }
+        leaves.push(Some(leaf));
+        paths.push(path);
+    }
+    Ok(SectorSlot {
+        comm_r: Some(comm_r),
+        comm_c: Some(comm_c),
+        comm_r_last: Some(comm_r_last),
+        leaves,
+        paths,
+    })
+}
+
+/// The root `leaf` hashes up to along `path`.
+fn path_root(shape: &PostShape, leaf: Fr, path: &[PathElement<Fr>]) -> Option<Fr> {
+    let hashes = &shape.sector.tree_hashes;
+    path.iter().try_fold(leaf, |cur, e| {
+        let index = e.index?;
+        let mut children: Vec<Fr> = e.siblings.iter().copied().collect::<Option<_>>()?;
+        children.insert(index, cur);
+        let h = hashes.iter().find(|h| h.arity() == children.len())?;
+        h.hash(&children).ok()
+    })
+}

@@ -1,0 +1,147 @@
+//! WindowPoSt (`window-post`, one partition per job, as Curio asks) and WinningPoSt
+//! (`winning-post`): the payload is a [`PostRequest`] (Curio's fields, encoded by the daemon or
+//! the CLI); the result is the one 192-byte proof upstream returns.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cuzk_circuits::post::PostType;
+use cuzk_circuits::{PostPartition, PostRequest, PostShape, RegisteredPostProof, Synthesis};
+use cuzk_pce::Pce;
+
+use super::{
+    CircuitId, CircuitSpec, KindError, PartitionColumns, PartitionInput, PceSpec, Plan, ProofKind,
+};
+
+/// One of the two PoSt kinds, with parameters (and PCE caches) in one folder under
+/// upstream's file names.
+#[derive(Clone, Debug)]
+pub struct PostKind {
+    post: PostType,
+    params_dir: PathBuf,
+    pce: bool,
+    native: bool,
+}
+
+impl PostKind {
+    pub const WINDOW: &'static str = "window-post";
+    pub const WINNING: &'static str = "winning-post";
+
+    /// With `pce`, partitions use pre-compiled constraints (extracted into `params_dir` the
+    /// first time) and the native witness generator.
+    pub fn new(post: PostType, params_dir: impl Into<PathBuf>, pce: bool) -> Self {
+        PostKind {
+            post,
+            params_dir: params_dir.into(),
+            pce,
+            native: true,
+        }
+    }
+
+    /// With pre-compiled constraints, the native generator (default) or witness-only
+    /// synthesis (the reference).
+    pub fn with_native_witness(mut self, native: bool) -> Self {
+        self.native = native;
+        self
+    }
+
+    fn spec(&self, proof: RegisteredPostProof) -> CircuitSpec {
+        let shape = PostShape::new(proof);
+        let [params, _, _] = proof.file_names();
+        let pce = self.pce.then(|| PceSpec {
+            path: self.params_dir.join(shape.pce_file_name()),
+            identity: shape.pce_identity(),
+            extract: Arc::new(move || {
+                shape
+                    .extract_pce()
+                    .map_err(|e| KindError::Other(e.to_string()))
+            }),
+        });
+        CircuitSpec {
+            id: CircuitId(proof.circuit_id()),
+            params: self.params_dir.join(params),
+            pce,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct PostPlan {
+    partition: PostPartition,
+    native: bool,
+}
+
+fn partition_error(e: cuzk_circuits::PostError) -> KindError {
+    KindError::Partition {
+        partition: 0,
+        reason: e.to_string(),
+    }
+}
+
+impl Plan for PostPlan {
+    fn circuit(&self) -> CircuitId {
+        CircuitId(self.partition.shape().registered_proof().circuit_id())
+    }
+
+    fn partitions(&self) -> usize {
+        1
+    }
+
+    fn synthesize(&self, _: usize, pce: Option<&Pce>) -> Result<PartitionInput, KindError> {
+        let synthesis = match pce {
+            None => Synthesis::Full,
+            Some(pce) if self.native => Synthesis::Native(pce),
+            Some(pce) => Synthesis::Pce(pce),
+        };
+        let p = self.partition.witness(synthesis).map_err(partition_error)?;
+        Ok(PartitionInput {
+            witness: p.witness,
+            public_inputs: p.public_inputs,
+        })
+    }
+
+    fn columns(&self, _: usize, _: &Pce) -> Option<Result<PartitionColumns, KindError>> {
+        self.native.then(|| {
+            let c = self.partition.columns().map_err(partition_error)?;
+            Ok(PartitionColumns {
+                input: c.input,
+                aux: c.aux,
+                public_inputs: c.public_inputs,
+            })
+        })
+    }
+}
+
+impl ProofKind for PostKind {
+    fn name(&self) -> &'static str {
+        match self.post {
+            PostType::Window => Self::WINDOW,
+            PostType::Winning => Self::WINNING,
+        }
+    }
+
+    fn plan(&self, payload: &[u8]) -> Result<Arc<dyn Plan>, KindError> {
+        let payload_error = |e: cuzk_circuits::PostError| KindError::Payload(e.to_string());
+        let req = PostRequest::decode(payload).map_err(payload_error)?;
+        let partition = PostPartition::new(&req).map_err(payload_error)?;
+        let post = partition.shape().registered_proof().post_type();
+        if post != self.post {
+            return Err(KindError::Payload(format!(
+                "registered_proof: {} is a {post:?}PoSt proof type, this job is {}",
+                req.registered_proof,
+                self.name()
+            )));
+        }
+        Ok(Arc::new(PostPlan {
+            partition,
+            native: self.native,
+        }))
+    }
+
+    fn circuit(&self, id: &CircuitId) -> Option<CircuitSpec> {
+        RegisteredPostProof::all()
+            .filter(|p| p.post_type() == self.post)
+            .find(|p| p.circuit_id() == id.0)
+            .map(|p| self.spec(p))
+    }
+}
