@@ -76,6 +76,7 @@ fn public_params<Tree: 'static + MerkleTreeTrait>(id: u64) -> PublicParams<Tree>
 fn proof_type_is_upstreams<Tree: 'static + MerkleTreeTrait>(id: u64) {
     let ours = RegisteredPostProof::from_id(id).unwrap();
     let up = upstream(id);
+    assert_eq!(format!("{ours:?}"), format!("{up:?}"));
     assert_eq!(ours.sector_size(), u64::from(up.sector_size()), "{id}");
     assert_eq!(ours.sectors(), up.sector_count(), "{id} sectors");
     assert_eq!(ours.challenges(), up.as_v1_config().challenge_count, "{id}");

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
-use cuzk_circuits::{C1Input, SealShape, Synthesis};
+use cuzk_circuits::{C1Input, RegisteredPostProof, SealShape, Synthesis};
 use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
 use cuzk_groth16::params::{ParamsError, PointCache, ProvingKey, Validation};
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
@@ -301,9 +301,7 @@ pub fn prove_porep(
         prover.backend.name(),
         match (synthesis, columns) {
             (SynthesisKind::Native, true) => "native-columns",
-            (SynthesisKind::Native, false) => "native",
-            (SynthesisKind::Pce, _) => "pce",
-            (SynthesisKind::Full, _) => "full",
+            _ => synthesis.name(),
         },
         ms(total)
     );
@@ -344,4 +342,91 @@ pub enum SynthesisKind {
     Pce,
     /// Full constraint synthesis (the reference path).
     Full,
+}
+
+impl SynthesisKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SynthesisKind::Native => "native",
+            SynthesisKind::Pce => "pce",
+            SynthesisKind::Full => "full",
+        }
+    }
+}
+
+/// Proves one request of engine kind `kind` through an in-process engine (the daemon's own
+/// path: the kind's plan, the scheduler, the backend, verification before return), with a
+/// throw-away job store. Returns the result bytes.
+pub fn prove_in_engine(
+    kind: &str,
+    payload: Vec<u8>,
+    params: &Path,
+    backend: BackendKind,
+    gpu: Option<usize>,
+    synthesis: SynthesisKind,
+) -> Result<Vec<u8>> {
+    use cuzk_daemon::config::{BackendChoice, Config, Gpus};
+    use cuzk_engine::{Outcome, Priority, Request, Wait};
+    if matches!(backend, BackendKind::Cpu) {
+        if let Some(n) = gpu {
+            bail!("--gpu {n} needs --backend gpu");
+        }
+    }
+    let store = tempfile::tempdir().context("creating a job store")?;
+    let mut cfg = Config::load(None, std::iter::empty())?;
+    cfg.engine.params_dir = params.to_path_buf();
+    cfg.engine.store_dir = store.path().join("store");
+    cfg.engine.backend = match backend {
+        BackendKind::Cpu => BackendChoice::Cpu,
+        BackendKind::Gpu => BackendChoice::Gpu,
+    };
+    cfg.engine.gpus = Gpus::List(vec![gpu.unwrap_or(0)]);
+    cfg.engine.pce = !matches!(synthesis, SynthesisKind::Full);
+    cfg.engine.native_witness = matches!(synthesis, SynthesisKind::Native);
+    let (engine, _) = cuzk_daemon::server::start_engine(&cfg.settings()?)?;
+    let job = engine.submit(Request {
+        request_id: "cuzk-prove".into(),
+        kind: kind.into(),
+        priority: Priority::Normal,
+        payload,
+    })?;
+    let outcome = engine.await_job(job, Wait::Forever)?;
+    engine.shutdown();
+    match outcome {
+        Outcome::Succeeded { proof, timings: t } => {
+            println!(
+                "prove {kind} backend={} synthesis={} load_ms={} synthesis_ms={} prove_ms={} total_ms={}",
+                match backend {
+                    BackendKind::Cpu => "cpu",
+                    BackendKind::Gpu => "gpu",
+                },
+                synthesis.name(),
+                t.srs_load_ms,
+                t.synthesis_ms,
+                t.backend_ms,
+                t.total_ms
+            );
+            Ok(proof)
+        }
+        Outcome::Failed { reason } => bail!("{kind}: {reason}"),
+        Outcome::Cancelled => bail!("{kind}: cancelled"),
+    }
+}
+
+/// Generates and writes the parameters of a PoSt circuit into `dir`.
+pub fn paramgen_post(proof: RegisteredPostProof, dir: &Path) -> Result<()> {
+    let shape = cuzk_circuits::PostShape::new(proof);
+    let t = Instant::now();
+    let pk = shape.generate_params(&mut rand::rngs::OsRng)?;
+    let gen_ms = ms(t);
+    let t = Instant::now();
+    shape.write_params(&pk, dir)?;
+    let [params, _, _] = proof.file_names();
+    println!(
+        "paramgen {} generate_ms={gen_ms} write_ms={} file={}",
+        proof.circuit_id(),
+        ms(t),
+        dir.join(params).display()
+    );
+    Ok(())
 }

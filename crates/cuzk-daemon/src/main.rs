@@ -8,9 +8,11 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use cuzk_circuits::{C1Input, SealShape};
+use cuzk_circuits::post::PostType;
+use cuzk_circuits::{C1Input, PostRequest, RegisteredPostProof, SealShape};
 use cuzk_daemon::config::LogFormat;
 use cuzk_daemon::logging;
+use cuzk_engine::kind::PostKind;
 use cuzk_groth16::params::Validation;
 
 use local::{BackendKind, SynthesisKind};
@@ -92,6 +94,110 @@ enum ProveKind {
         #[arg(long)]
         no_point_cache: bool,
     },
+    /// One WindowPoSt partition (as Curio asks for it) to its 192-byte proof.
+    WindowPost {
+        #[command(flatten)]
+        post: PostArgs,
+        /// The partition of the deadline these sectors are.
+        #[arg(long, default_value_t = 0)]
+        partition_index: u32,
+    },
+    /// A WinningPoSt of the challenged sector to its 192-byte proof.
+    WinningPost {
+        #[command(flatten)]
+        post: PostArgs,
+    },
+}
+
+/// A WindowPoSt partition or a WinningPoSt, from Curio's fields.
+#[derive(clap::Args)]
+struct PostArgs {
+    /// One vanilla proof file per sector (bincode `FallbackPoStSectorProof`, what
+    /// `generate_single_vanilla_proof` returns), in the partition's sector order.
+    #[arg(long = "vanilla", required = true)]
+    vanilla: Vec<PathBuf>,
+    /// The registered PoSt proof's FFI number (Winning 0-4, Window 5-9 and 10-14).
+    #[arg(long, conflicts_with = "sector_size")]
+    registered_proof: Option<u64>,
+    /// Or the sector size (2KiB .. 64GiB), for the current proof type.
+    #[arg(long)]
+    sector_size: Option<String>,
+    /// The 32-byte challenge randomness, as 64 hex digits (bytes in order).
+    #[arg(long)]
+    randomness: String,
+    #[arg(long)]
+    miner_id: u64,
+    /// Parameter folder [default: $FIL_PROOFS_PARAMETER_CACHE].
+    #[arg(long)]
+    params: Option<PathBuf>,
+    /// Where to write the proof bytes.
+    #[arg(long)]
+    out: PathBuf,
+    #[arg(long, value_enum, default_value_t = BackendKind::Cpu)]
+    backend: BackendKind,
+    /// The GPU's ordinal, for `--backend gpu` [default: 0].
+    #[arg(long)]
+    gpu: Option<usize>,
+    /// How witnesses are produced.
+    #[arg(long, value_enum, default_value_t = SynthesisKind::Native)]
+    synthesis: SynthesisKind,
+}
+
+impl PostArgs {
+    /// Runs the request through an in-process engine and writes the proof.
+    fn prove(self, post: PostType, partition_index: u32) -> Result<()> {
+        let proof = match (self.registered_proof, &self.sector_size) {
+            (Some(id), _) => id,
+            (None, Some(size)) => RegisteredPostProof::current(post, size)
+                .with_context(|| {
+                    format!("--sector-size {size}: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB")
+                })?
+                .id(),
+            (None, None) => anyhow::bail!("give --registered-proof or --sector-size"),
+        };
+        let randomness = hex(&self.randomness).context("--randomness")?;
+        let vanilla_proofs = self
+            .vanilla
+            .iter()
+            .map(|p| std::fs::read(p).with_context(|| format!("reading {}", p.display())))
+            .collect::<Result<_>>()?;
+        let request = PostRequest {
+            registered_proof: proof,
+            randomness,
+            miner_id: self.miner_id,
+            partition_index,
+            vanilla_proofs,
+        };
+        let kind = match post {
+            PostType::Window => PostKind::WINDOW,
+            PostType::Winning => PostKind::WINNING,
+        };
+        logging::init(LogFormat::Text, "warn");
+        let dir = self.params.map_or_else(local::default_params_dir, Ok)?;
+        let bytes = local::prove_in_engine(
+            kind,
+            request.encode(),
+            &dir,
+            self.backend,
+            self.gpu,
+            self.synthesis,
+        )?;
+        std::fs::write(&self.out, &bytes)
+            .with_context(|| format!("writing {}", self.out.display()))?;
+        println!("wrote {} bytes to {}", bytes.len(), self.out.display());
+        Ok(())
+    }
+}
+
+/// Bytes from hex digits.
+fn hex(s: &str) -> Result<Vec<u8>> {
+    if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        anyhow::bail!("{s:?} is not an even number of hex digits");
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| Ok(u8::from_str_radix(&s[i..i + 2], 16)?))
+        .collect()
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -152,6 +258,25 @@ enum ParamgenKind {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Parameters of the WindowPoSt circuit of a sector size (V1 and V1_2 share them).
+    WindowPost {
+        #[arg(long)]
+        sector_size: String,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Parameters of the WinningPoSt circuit of a sector size.
+    WinningPost {
+        #[arg(long)]
+        sector_size: String,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn post_proof(post: PostType, size: &str) -> Result<RegisteredPostProof> {
+    RegisteredPostProof::current(post, size)
+        .with_context(|| format!("--sector-size {size}: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB"))
 }
 
 fn main() -> Result<()> {
@@ -187,9 +312,25 @@ fn main() -> Result<()> {
             std::fs::write(&out, &proof).with_context(|| format!("writing {}", out.display()))?;
             println!("wrote {} bytes to {}", proof.len(), out.display());
         }
+        Command::Prove {
+            kind:
+                ProveKind::WindowPost {
+                    post,
+                    partition_index,
+                },
+        } => post.prove(PostType::Window, partition_index)?,
+        Command::Prove {
+            kind: ProveKind::WinningPost { post },
+        } => post.prove(PostType::Winning, 0)?,
         Command::Paramgen {
             kind: ParamgenKind::Porep { sector_size, out },
         } => local::paramgen(&SealShape::from_sector_size(&sector_size)?, &out)?,
+        Command::Paramgen {
+            kind: ParamgenKind::WindowPost { sector_size, out },
+        } => local::paramgen_post(post_proof(PostType::Window, &sector_size)?, &out)?,
+        Command::Paramgen {
+            kind: ParamgenKind::WinningPost { sector_size, out },
+        } => local::paramgen_post(post_proof(PostType::Winning, &sector_size)?, &out)?,
         Command::Pce {
             kind:
                 PceKind::Extract {

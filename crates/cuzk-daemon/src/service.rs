@@ -356,6 +356,8 @@ impl ProvingService {
         .map_err(|e| match e {
             EngineError::RequestIdReused { .. } => engine_status("request_id", e),
             EngineError::UnknownKind(_) => engine_status("proof_kind", e),
+            // A PoSt refusal names its own field (randomness, vanilla_proofs[i]...).
+            _ if kind != PorepKind::NAME => engine_status("request", e),
             _ => engine_status("vanilla_proof", e),
         })?;
         tracing::info!(%job, request_id = %rid, kind = %kind, ?priority, "accepted");

@@ -40,8 +40,21 @@ pub const WINNING_CHALLENGES: usize = 66;
 
 /// A PoSt proof type; the value is the FFI enum number: Winning V1 0-4, Window V1 5-9, Window
 /// V1_2 10-14 (the FFI calls those `V1_1`), each 2 KiB, 8 MiB, 512 MiB, 32 GiB, 64 GiB.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RegisteredPostProof(u8);
+
+/// Upstream's name, e.g. `StackedDrgWindow32GiBV1_2`.
+impl std::fmt::Debug for RegisteredPostProof {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let size = ["2KiB", "8MiB", "512MiB", "32GiB", "64GiB"][self.size_index()];
+        let (post, version) = match self.0 / 5 {
+            0 => ("Winning", "V1"),
+            1 => ("Window", "V1"),
+            _ => ("Window", "V1_2"),
+        };
+        write!(f, "StackedDrg{post}{size}{version}")
+    }
+}
 
 impl RegisteredPostProof {
     /// Every PoSt proof type, in FFI order.

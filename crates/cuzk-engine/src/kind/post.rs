@@ -123,15 +123,16 @@ impl ProofKind for PostKind {
     fn plan(&self, payload: &[u8]) -> Result<Arc<dyn Plan>, KindError> {
         let payload_error = |e: cuzk_circuits::PostError| KindError::Payload(e.to_string());
         let req = PostRequest::decode(payload).map_err(payload_error)?;
-        let partition = PostPartition::new(&req).map_err(payload_error)?;
-        let post = partition.shape().registered_proof().post_type();
-        if post != self.post {
-            return Err(KindError::Payload(format!(
-                "registered_proof: {} is a {post:?}PoSt proof type, this job is {}",
-                req.registered_proof,
-                self.name()
-            )));
+        if let Some(proof) = RegisteredPostProof::from_id(req.registered_proof) {
+            if proof.post_type() != self.post {
+                return Err(KindError::Payload(format!(
+                    "registered_proof: {} is {proof:?}, not a {} proof type",
+                    req.registered_proof,
+                    self.name()
+                )));
+            }
         }
+        let partition = PostPartition::new(&req).map_err(payload_error)?;
         Ok(Arc::new(PostPlan {
             partition,
             native: self.native,
