@@ -21,6 +21,62 @@ use remote::{BenchArgs, DaemonArgs, RemoteCommand};
 /// The 2 KiB C1 output bundled for `cuzk demo` (sealed by tools/fixtures).
 pub(crate) const DEMO_C1: &[u8] = include_bytes!("../../../fixtures/porep/2KiB/c1.json");
 
+/// The bundled 2 KiB PoSt vanilla proofs (upstream's, written by `cuzk-fixtures --post`).
+const DEMO_POST: &[u8] = include_bytes!("../../../fixtures/post/2KiB/post.json");
+const DEMO_WINDOW: [&[u8]; 3] = [
+    include_bytes!("../../../fixtures/post/2KiB/window-0.bin"),
+    include_bytes!("../../../fixtures/post/2KiB/window-1.bin"),
+    include_bytes!("../../../fixtures/post/2KiB/window-2.bin"),
+];
+const DEMO_WINNING: &[u8] = include_bytes!("../../../fixtures/post/2KiB/winning.bin");
+
+/// What the bundled PoSt vanilla proofs answer.
+#[derive(serde::Deserialize)]
+struct DemoPost {
+    randomness: [u8; 32],
+    miner_id: u64,
+}
+
+/// Proves the bundled WindowPoSt partitions and WinningPoSt (each verified by the engine
+/// before it is returned), generating their 2 KiB parameters first when missing.
+fn demo_post(dir: &std::path::Path) -> Result<()> {
+    let f: DemoPost = serde_json::from_slice(DEMO_POST)?;
+    let window = RegisteredPostProof::current(PostType::Window, "2KiB").expect("2 KiB");
+    let winning = RegisteredPostProof::current(PostType::Winning, "2KiB").expect("2 KiB");
+    for proof in [window, winning] {
+        let [params, _, _] = proof.file_names();
+        if !dir.join(params).exists() {
+            println!("no {} parameters; generating them (seconds)", proof.circuit_id());
+            local::paramgen_post(proof, dir)?;
+        }
+    }
+    let request = |proof: RegisteredPostProof, partition: u32, vanilla: &[&[u8]]| PostRequest {
+        registered_proof: proof.id(),
+        randomness: f.randomness.to_vec(),
+        miner_id: f.miner_id,
+        partition_index: partition,
+        vanilla_proofs: vanilla.iter().map(|v| v.to_vec()).collect(),
+    };
+    let prove = |kind: &str, r: PostRequest| {
+        local::prove_in_engine(
+            kind,
+            r.encode(),
+            dir,
+            BackendKind::Cpu,
+            None,
+            SynthesisKind::Native,
+        )
+    };
+    // Two sectors per 2 KiB partition: the third sector is partition 1, padded.
+    for (k, sectors) in DEMO_WINDOW.chunks(2).enumerate() {
+        let bytes = prove(PostKind::WINDOW, request(window, k as u32, sectors))?;
+        println!("demo: WindowPoSt partition {k} proved and verified ({} bytes)", bytes.len());
+    }
+    let bytes = prove(PostKind::WINNING, request(winning, 0, &[DEMO_WINNING]))?;
+    println!("demo: WinningPoSt proved and verified ({} bytes)", bytes.len());
+    Ok(())
+}
+
 #[derive(Parser)]
 #[command(name = "cuzk", version, about = "Groth16 proving engine for Filecoin")]
 struct Cli {
@@ -52,7 +108,8 @@ enum Command {
     Remote(RemoteCommand),
     /// Benchmark a daemon (or an in-process one): progress, summary table, timeline SVG.
     Bench(BenchArgs),
-    /// Generate 2 KiB parameters if missing, prove the bundled 2 KiB sector, verify, time it.
+    /// Generate 2 KiB parameters if missing, then prove and verify every kind the engine
+    /// serves from the bundled 2 KiB fixtures (PoRep C2, WindowPoSt, WinningPoSt).
     Demo {
         /// Parameter folder [default: $FIL_PROOFS_PARAMETER_CACHE, else .cache/params].
         #[arg(long)]
@@ -373,9 +430,10 @@ fn main() -> Result<()> {
                 true,
             )?;
             println!(
-                "demo: proved and verified the bundled 2 KiB sector ({} bytes)",
+                "demo: PoRep C2 of the bundled 2 KiB sector proved and verified ({} bytes)",
                 proof.len()
             );
+            demo_post(&dir)?;
         }
     }
     Ok(())
