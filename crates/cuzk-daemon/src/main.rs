@@ -46,7 +46,10 @@ fn demo_post(dir: &std::path::Path) -> Result<()> {
     for proof in [window, winning] {
         let [params, _, _] = proof.file_names();
         if !dir.join(params).exists() {
-            println!("no {} parameters; generating them (seconds)", proof.circuit_id());
+            println!(
+                "no {} parameters; generating them (seconds)",
+                proof.circuit_id()
+            );
             local::paramgen_post(proof, dir)?;
         }
     }
@@ -70,10 +73,16 @@ fn demo_post(dir: &std::path::Path) -> Result<()> {
     // Two sectors per 2 KiB partition: the third sector is partition 1, padded.
     for (k, sectors) in DEMO_WINDOW.chunks(2).enumerate() {
         let bytes = prove(PostKind::WINDOW, request(window, k as u32, sectors))?;
-        println!("demo: WindowPoSt partition {k} proved and verified ({} bytes)", bytes.len());
+        println!(
+            "demo: WindowPoSt partition {k} proved and verified ({} bytes)",
+            bytes.len()
+        );
     }
     let bytes = prove(PostKind::WINNING, request(winning, 0, &[DEMO_WINNING]))?;
-    println!("demo: WinningPoSt proved and verified ({} bytes)", bytes.len());
+    println!(
+        "demo: WinningPoSt proved and verified ({} bytes)",
+        bytes.len()
+    );
     Ok(())
 }
 

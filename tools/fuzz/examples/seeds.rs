@@ -57,4 +57,67 @@ fn main() {
         "wrong-proof.bin",
         &request(2048, 8, 3).encode_to_vec(),
     );
+
+    // PoSt: the bundled upstream vanilla proofs, as engine payloads and as SubmitProof requests.
+    let post = root.join("fixtures/post/2KiB");
+    let info: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(post.join("post.json")).unwrap()).unwrap();
+    let randomness: Vec<u8> = serde_json::from_value(info["randomness"].clone()).unwrap();
+    let miner_id = info["miner_id"].as_u64().unwrap();
+    let window: Vec<Vec<u8>> = (0..2)
+        .map(|i| std::fs::read(post.join(format!("window-{i}.bin"))).unwrap())
+        .collect();
+    let winning = std::fs::read(post.join("winning.bin")).unwrap();
+    put("post_vanilla", "window-0.bin", &window[0]);
+    put("post_vanilla", "winning.bin", &winning);
+    let payload = |registered_proof, vanilla_proofs: Vec<Vec<u8>>| cuzk_circuits::PostRequest {
+        registered_proof,
+        randomness: randomness.clone(),
+        miner_id,
+        partition_index: 0,
+        vanilla_proofs,
+    };
+    put(
+        "post_request",
+        "window.bin",
+        &payload(10, window.clone()).encode(),
+    );
+    put(
+        "post_request",
+        "winning.bin",
+        &payload(0, vec![winning.clone()]).encode(),
+    );
+    let post_request = |kind: pb::ProofKind, registered_proof, randomness: Vec<u8>, vanilla| {
+        pb::SubmitProofRequest {
+            request_id: "seed".into(),
+            proof_kind: kind as i32,
+            registered_proof,
+            vanilla_proofs: vanilla,
+            randomness,
+            miner_id,
+            ..Default::default()
+        }
+        .encode_to_vec()
+    };
+    use pb::ProofKind::{WindowPostPartition, WinningPost};
+    put(
+        "request",
+        "window.bin",
+        &post_request(WindowPostPartition, 10, randomness.clone(), window.clone()),
+    );
+    put(
+        "request",
+        "winning.bin",
+        &post_request(WinningPost, 0, randomness.clone(), vec![winning.clone()]),
+    );
+    put(
+        "request",
+        "window-short-randomness.bin",
+        &post_request(WindowPostPartition, 10, randomness[..31].to_vec(), window),
+    );
+    put(
+        "request",
+        "winning-as-window.bin",
+        &post_request(WindowPostPartition, 0, randomness, vec![winning]),
+    );
 }

@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use cuzk_circuits::{C1Input, SealShape, SectorIds};
-use cuzk_engine::kind::{PorepKind, ProofKind};
+use cuzk_engine::kind::{PostKind, Registry};
 use cuzk_groth16::params::{ProvingKey, Validation, VerifyingKey};
 use cuzk_pce::Pce;
 use cuzk_proto::v1 as pb;
@@ -16,12 +16,45 @@ use prost::Message;
 pub type Harness = fn(&[u8]);
 
 /// The harnesses by name (the fuzz target names and the corpus folder names).
-pub const TARGETS: [(&str, Harness); 4] = [
+pub const TARGETS: [(&str, Harness); 6] = [
     ("c1", c1),
     ("params", params),
     ("pce", pce),
     ("request", request),
+    ("post_vanilla", post_vanilla),
+    ("post_request", post_request),
 ];
+
+/// One bincode `FallbackPoStSectorProof`: what reads writes back byte for byte (the reader is
+/// exact), and is checked as the one sector of a WindowPoSt and of a WinningPoSt.
+pub fn post_vanilla(data: &[u8]) {
+    let Ok(proof) = cuzk_circuits::post::SectorProof::parse(data) else {
+        return;
+    };
+    assert_eq!(proof.to_bytes(), data, "the reader is exact");
+    for registered_proof in [0, 10] {
+        let _ = cuzk_circuits::PostPartition::new(&cuzk_circuits::PostRequest {
+            registered_proof,
+            randomness: vec![1; 32],
+            miner_id: 1000,
+            partition_index: 0,
+            vanilla_proofs: vec![data.to_vec()],
+        });
+    }
+}
+
+/// An engine payload of the PoSt kinds (`PostRequest::encode`'s format), planned by both.
+pub fn post_request(data: &[u8]) {
+    let registry = registry();
+    for kind in [PostKind::WINDOW, PostKind::WINNING] {
+        let _ = registry.get(kind).expect("registered").plan(data);
+    }
+}
+
+/// Every kind the daemon serves, without parameters (planning needs none).
+fn registry() -> Registry {
+    Registry::filecoin(&std::env::temp_dir().join("cuzk-fuzz-params"), false, true)
+}
 
 /// A C1 output (raw or in Curio's envelope): parse, check against its proof type, build every
 /// partition's circuit and public inputs.
@@ -67,7 +100,7 @@ pub fn pce(data: &[u8]) {
 }
 
 /// A gRPC `SubmitProofRequest` as it arrives off the wire: decode, the daemon's field checks,
-/// the PoRep kind's payload checks. Job and circuit ids get the same treatment as strings.
+/// the kind's payload checks (PoRep C2, WindowPoSt, WinningPoSt). Job and circuit ids get the same treatment as strings.
 pub fn request(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let _ = cuzk_daemon::service::parse_job_id(&text);
@@ -78,6 +111,9 @@ pub fn request(data: &[u8]) {
     let Ok(request) = cuzk_daemon::service::check_submit(req) else {
         return;
     };
-    let kind = PorepKind::new(std::env::temp_dir().join("cuzk-fuzz-params"), false);
-    let _ = kind.plan(&request.payload);
+    let registry = registry();
+    let _ = registry
+        .get(&request.kind)
+        .expect("check_submit names a served kind")
+        .plan(&request.payload);
 }
