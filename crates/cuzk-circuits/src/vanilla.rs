@@ -468,7 +468,7 @@ pub mod random {
         rng: &mut impl RngCore,
     ) -> MerkleProof {
         let mut rest = leaf;
-        let mut levels: Vec<Element> = arities
+        let levels: Vec<Element> = arities
             .iter()
             .map(|&a| {
                 let index = (rest % a as u64) as usize;
@@ -479,24 +479,35 @@ pub mod random {
                 }
             })
             .collect();
-        let (root, leaf) = (element(rng), element(rng));
-        let mut part = |n: usize| Path {
-            path: levels.drain(..n).collect(),
+        from_levels(shape, levels, element(rng), element(rng))
+    }
+
+    /// A Merkle proof of `leaf` under `root` with these levels (from the leaf up), split into
+    /// the parts of a tree of this shape.
+    pub(crate) fn from_levels(
+        shape: TreeShape,
+        mut levels: Vec<Element>,
+        root: Bytes,
+        leaf: Bytes,
+    ) -> MerkleProof {
+        let n = levels.len();
+        let mut part = |k: usize| Path {
+            path: levels.drain(..k).collect(),
         };
         let data = match (shape.sub > 0, shape.top > 0) {
             (false, _) => ProofData::Single(Single {
                 root,
                 leaf,
-                path: part(arities.len()),
+                path: part(n),
             }),
             (true, false) => ProofData::Sub(Sub {
-                base_proof: part(arities.len() - 1),
+                base_proof: part(n - 1),
                 sub_proof: part(1),
                 root,
                 leaf,
             }),
             (true, true) => ProofData::Top(Top {
-                base_proof: part(arities.len() - 2),
+                base_proof: part(n - 2),
                 sub_proof: part(1),
                 top_proof: part(1),
                 root,

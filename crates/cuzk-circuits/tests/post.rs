@@ -461,3 +461,35 @@ fn prover_id_is_the_leb128_of_the_miner_id() {
     );
     assert!(id[10..].iter().all(|&b| b == 0));
 }
+
+mod random_requests {
+    use super::*;
+    use cuzk_pce::WitnessCs;
+    use proptest::prelude::*;
+    use rand_chacha::rand_core::SeedableRng;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+        /// Random well-formed requests of every test-size proof type (V1 WindowPoSt at any
+        /// partition too) pass the checks, and the native witness is what synthesis assigns.
+        #[test]
+        fn random_requests_check_and_native_witness_is_synthesis(
+            id in prop::sample::select(vec![0u64, 1, 2, 5, 6, 10, 11, 12]),
+            partition in 0u32..4,
+            seed in any::<u64>(),
+        ) {
+            let proof = RegisteredPostProof::from_id(id).unwrap();
+            let partition = if proof.post_type() == PostType::Winning { 0 } else { partition };
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let sectors = 1 + (seed as usize % proof.sectors());
+            let req = cuzk_circuits::post::random::request(proof, sectors, partition, &mut rng);
+            let p = PostPartition::new(&req).unwrap();
+            let (input, aux) = p.circuit().native_witness().unwrap();
+            let (want_input, want_aux) = WitnessCs::assign(p.circuit()).unwrap();
+            prop_assert_eq!(&input[1..], p.public_inputs());
+            prop_assert_eq!(input, want_input);
+            prop_assert!(aux == want_aux, "aux differs");
+        }
+    }
+}

@@ -7,7 +7,10 @@
 //! NTT/MSM sizes (default 26); `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the
 //! multi-GPU runs in multi32g and pce32g (default 4). pce32g extracts the real 32 GiB PCE
 //! (about a minute, 15 GB of host memory) and proves a synthetic partition's native witness;
-//! `CUZK_GPU_BENCH_HOST=0` leaves out its host-path comparison.
+//! `CUZK_GPU_BENCH_HOST=0` leaves out its host-path comparison. wpost32g and winning32g do
+//! the same for one 32 GiB WindowPoSt partition (2349 sectors) and a 32 GiB WinningPoSt: the
+//! real circuit's PCE, a random well-formed vanilla set (sparse trees, every check passes),
+//! a synthetic key.
 //!
 //! The 32 GiB-shaped SRS is **synthetic**: 2^20 distinct random G1 points and 2^18 distinct G2
 //! points tiled to the real query lengths (FACTS.md), with a random witness (2/5 zeros, 2/5
@@ -341,6 +344,79 @@ fn bench_pce_32gib(n: usize) {
     }
 }
 
+/// One PoSt partition of FFI proof type `id` at 32 GiB on the real circuit: PCE extraction,
+/// the request's checks, the native witness, the L/A/B scalar classes, then `prove_assigned`
+/// (first, with the PCE upload, and the median of three; `RUST_LOG=cuzk_gpu=debug` prints the
+/// stage times). The key is **synthetic** (random points tiled to the query lengths).
+fn bench_post_32gib(id: u64) {
+    use cuzk_circuits::post::random;
+    use cuzk_circuits::{PostPartition, PostShape, RegisteredPostProof};
+    use std::sync::Arc;
+    let proof = RegisteredPostProof::from_id(id).unwrap();
+    let label = proof.circuit_id();
+    let shape = PostShape::new(proof);
+    let t = Instant::now();
+    let pce = Arc::new(shape.extract_pce().unwrap());
+    println!(
+        "{label}: PCE extracted in {:.1?} ({} constraints, {} inputs, {} aux)",
+        t.elapsed(),
+        pce.num_constraints(),
+        pce.num_inputs,
+        pce.num_aux
+    );
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(id);
+    let t = Instant::now();
+    let req = random::request(proof, proof.sectors(), 0, &mut rng);
+    println!(
+        "{label}: random vanilla set of {} sectors in {:.1?}",
+        proof.sectors(),
+        t.elapsed()
+    );
+    let t = Instant::now();
+    let p = PostPartition::new(&req).unwrap();
+    println!("{label}: request parsed and checked in {:.2?}", t.elapsed());
+    let t = Instant::now();
+    let cols = p.columns().unwrap();
+    println!("{label}: native witness in {:.2?}", t.elapsed());
+    let t = Instant::now();
+    let pk = pce.tiled_key();
+    println!("{label}: synthetic key built in {:.1?}", t.elapsed());
+    let d = &pce.density;
+    let a_vals = d.a_aux.select(&cols.aux);
+    let b_vals = [d.b_input.select(&cols.input), d.b_aux.select(&cols.aux)].concat();
+    for (name, v) in [("L", &cols.aux), ("A", &a_vals), ("B", &b_vals)] {
+        let (zeros, ones) = classes(v);
+        let other = v.len() - zeros - ones;
+        println!(
+            "{label}: {name} scalars: {} ({zeros} zeros, {ones} ones, {other} others: {:.1} %)",
+            v.len(),
+            other as f64 * 100.0 / v.len() as f64
+        );
+    }
+    let backend = GpuBackend::new(0).unwrap();
+    let t = Instant::now();
+    backend.preload(&pk).unwrap();
+    println!("{label}: key upload {:.2?}", t.elapsed());
+    let rs = Randomness::random(&mut ChaCha20Rng::seed_from_u64(id));
+    let t = Instant::now();
+    backend
+        .prove_assigned(&pk, &pce, &cols.input, &cols.aux, &rs)
+        .unwrap();
+    println!(
+        "{label}: first prove_assigned (PCE upload): {:.2?}",
+        t.elapsed()
+    );
+    let t = median(
+        || {
+            backend
+                .prove_assigned(&pk, &pce, &cols.input, &cols.aux, &rs)
+                .unwrap();
+        },
+        3,
+    );
+    println!("{label}: prove_assigned: median {t:.2?}");
+}
+
 /// How many of `v` are zero and one (the witness MSMs skip zeros and batch-add ones).
 fn classes(v: &[Fr]) -> (usize, usize) {
     v.par_iter()
@@ -472,6 +548,8 @@ fn main() {
             "partition32g" => bench_partition_32gib(&backend),
             "multi32g" => bench_multi_32gib(partitions),
             "pce32g" => bench_pce_32gib(partitions),
+            "wpost32g" => bench_post_32gib(13),
+            "winning32g" => bench_post_32gib(3),
             other => eprintln!("unknown section {other}"),
         }
     }

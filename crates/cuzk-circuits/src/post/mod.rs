@@ -10,6 +10,7 @@
 
 pub mod circuit;
 pub mod proof_type;
+pub mod random;
 pub mod vanilla;
 pub mod witness;
 
@@ -410,7 +411,7 @@ fn leaf_index(shape: &PostShape, path: &[PathElement<Fr>]) -> u64 {
 }
 
 /// The leaves the randomness challenges in vanilla sector `i` of partition `partition`.
-fn sector_challenges(
+pub(crate) fn sector_challenges(
     shape: &PostShape,
     randomness: &[u8; 32],
     partition: u32,
