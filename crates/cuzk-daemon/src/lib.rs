@@ -2,6 +2,7 @@
 //! [`cuzk_engine::Engine`], the server (unix socket / TCP with token or TLS, Prometheus,
 //! graceful drain), a client, and the benchmark runner with its timeline picture.
 
+pub mod authority;
 pub mod bench;
 pub mod client;
 pub mod config;

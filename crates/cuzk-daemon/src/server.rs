@@ -17,6 +17,7 @@ use cuzk_proto::v1::proving_engine_server::ProvingEngineServer;
 use tokio::net::UnixListener;
 use tokio::sync::watch;
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
+use tokio_stream::StreamExt;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic::{Request, Status};
@@ -248,7 +249,9 @@ pub async fn run(s: Settings, stop: impl std::future::Future<Output = ()> + Send
         };
         match listen {
             Listen::Unix(path) => {
-                let incoming = UnixListenerStream::new(bind_unix(path, s.socket_mode)?);
+                // C-core and grpc-java clients send the socket path as :authority.
+                let incoming = UnixListenerStream::new(bind_unix(path, s.socket_mode)?)
+                    .map(|conn| conn.map(crate::authority::UnixAuthority::new));
                 sockets.push(path.clone());
                 let router = Server::builder()
                     .add_service(grpc.clone())

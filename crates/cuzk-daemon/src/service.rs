@@ -650,7 +650,9 @@ mod tests {
         assert!(priority(9).unwrap_err().message().starts_with("priority: "));
         assert_eq!(kind(1).unwrap(), PorepKind::NAME);
         assert_eq!(kind(0).unwrap_err().code(), Code::InvalidArgument);
-        assert_eq!(kind(3).unwrap_err().code(), Code::Unimplemented);
+        assert_eq!(kind(2).unwrap_err().code(), Code::Unimplemented);
+        assert_eq!(kind(3).unwrap(), PostKind::WINDOW);
+        assert_eq!(kind(4).unwrap(), PostKind::WINNING);
         assert!(kind(99).unwrap_err().message().starts_with("proof_kind: "));
     }
 }
