@@ -85,13 +85,44 @@ pub fn paramgen(shape: &SealShape, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Extracts `shape`'s matrices, reporting size and time.
-pub fn extract_pce(shape: &SealShape) -> Result<Pce> {
+/// A circuit whose matrices `cuzk pce extract` records: its label, identity and extraction.
+pub trait PceCircuit {
+    fn label(&self) -> String;
+    fn identity(&self) -> Result<String>;
+    fn extract(&self) -> Result<Pce>;
+}
+
+impl PceCircuit for SealShape {
+    fn label(&self) -> String {
+        format!("porep sector_size={}", self.sector_size())
+    }
+    fn identity(&self) -> Result<String> {
+        Ok(self.pce_identity()?)
+    }
+    fn extract(&self) -> Result<Pce> {
+        Ok(self.extract_pce()?)
+    }
+}
+
+impl PceCircuit for cuzk_circuits::PostShape {
+    fn label(&self) -> String {
+        self.registered_proof().circuit_id()
+    }
+    fn identity(&self) -> Result<String> {
+        Ok(self.pce_identity())
+    }
+    fn extract(&self) -> Result<Pce> {
+        Ok(self.extract_pce()?)
+    }
+}
+
+/// Extracts `circuit`'s matrices, reporting size and time.
+pub fn extract_pce(circuit: &impl PceCircuit) -> Result<Pce> {
     let t = Instant::now();
-    let pce = shape.extract_pce()?;
+    let pce = circuit.extract()?;
     println!(
-        "pce extract sector_size={} constraints={} nnz={} heap_bytes={} extract_ms={}",
-        shape.sector_size(),
+        "pce extract {} constraints={} nnz={} heap_bytes={} extract_ms={}",
+        circuit.label(),
         pce.num_constraints(),
         pce.a.nnz() + pce.b.nnz() + pce.c.nnz(),
         pce.heap_bytes(),
@@ -100,10 +131,10 @@ pub fn extract_pce(shape: &SealShape) -> Result<Pce> {
     Ok(pce)
 }
 
-/// Writes `pce` to `out` under `shape`'s identity, reporting size and time.
-pub fn write_pce(shape: &SealShape, pce: &Pce, out: &Path) -> Result<()> {
+/// Writes `pce` to `out` under `circuit`'s identity, reporting size and time.
+pub fn write_pce(circuit: &impl PceCircuit, pce: &Pce, out: &Path) -> Result<()> {
     let t = Instant::now();
-    let digest = pce.write(out, &shape.pce_identity()?)?;
+    let digest = pce.write(out, &circuit.identity()?)?;
     println!(
         "pce write file_bytes={} write_ms={} digest={} file={}",
         std::fs::metadata(out)?.len(),

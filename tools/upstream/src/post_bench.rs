@@ -84,7 +84,7 @@ fn main() -> Result<()> {
         }
         .encode();
         let mut n = 0;
-        let mut ours = || -> Result<(f64, Vec<u8>)> {
+        let mut ours = || -> Result<(f64, Vec<u8>, String)> {
             n += 1;
             let t = Instant::now();
             let job = engine.submit(Request {
@@ -94,7 +94,14 @@ fn main() -> Result<()> {
                 payload: payload.clone(),
             })?;
             match engine.await_job(job, Wait::Forever)? {
-                Outcome::Succeeded { proof, .. } => Ok((t.elapsed().as_secs_f64() * 1e3, proof)),
+                Outcome::Succeeded { proof, timings: s } => Ok((
+                    t.elapsed().as_secs_f64() * 1e3,
+                    proof,
+                    format!(
+                        "queue_wait_ms={} synthesis_ms={} backend_ms={} total_ms={}",
+                        s.queue_wait_ms, s.synthesis_ms, s.backend_ms, s.total_ms
+                    ),
+                )),
                 other => bail!("{name}: {other:?}"),
             }
         };
@@ -104,15 +111,15 @@ fn main() -> Result<()> {
             Ok((t.elapsed().as_secs_f64() * 1e3, proof))
         };
         // Warm both: parameters loaded, PCE extracted (cuzk), upstream's parameter cache.
-        let (w_ours, proof) = ours()?;
+        let (w_ours, proof, _) = ours()?;
         let (w_theirs, _) = theirs()?;
         println!("{name} warm-up: cuzk_ms={w_ours:.0} upstream_ms={w_theirs:.0}");
         assert_eq!(proof.len(), 192);
         let (mut a, mut b) = (Vec::new(), Vec::new());
         for run in 0..args.runs {
-            let (c, _) = ours()?;
+            let (c, _, stages) = ours()?;
             let (u, _) = theirs()?;
-            println!("{name} run={run} cuzk_ms={c:.1} upstream_ms={u:.1}");
+            println!("{name} run={run} cuzk_ms={c:.1} upstream_ms={u:.1} (cuzk {stages})");
             a.push(c);
             b.push(u);
         }
