@@ -133,20 +133,8 @@ enum ProveKind {
         /// C1 output file.
         #[arg(long)]
         c1: PathBuf,
-        /// Parameter folder [default: $FIL_PROOFS_PARAMETER_CACHE].
-        #[arg(long)]
-        params: Option<PathBuf>,
-        /// Where to write the proof bytes.
-        #[arg(long)]
-        out: PathBuf,
-        #[arg(long, value_enum, default_value_t = BackendKind::Cpu)]
-        backend: BackendKind,
-        /// The GPU's ordinal, for `--backend gpu` [default: 0].
-        #[arg(long)]
-        gpu: Option<usize>,
-        /// How witnesses are produced.
-        #[arg(long, value_enum, default_value_t = SynthesisKind::Native)]
-        synthesis: SynthesisKind,
+        #[command(flatten)]
+        opts: ProveOpts,
         /// PCE file [default: <params>/cuzk-pce-v1-<circuit id>.pce, extracted there if missing].
         #[arg(long)]
         pce: Option<PathBuf>,
@@ -193,6 +181,13 @@ struct PostArgs {
     randomness: String,
     #[arg(long)]
     miner_id: u64,
+    #[command(flatten)]
+    opts: ProveOpts,
+}
+
+/// Where parameters are, where the proof goes, and what proves it (every `cuzk prove`).
+#[derive(clap::Args)]
+struct ProveOpts {
     /// Parameter folder [default: $FIL_PROOFS_PARAMETER_CACHE].
     #[arg(long)]
     params: Option<PathBuf>,
@@ -207,6 +202,21 @@ struct PostArgs {
     /// How witnesses are produced.
     #[arg(long, value_enum, default_value_t = SynthesisKind::Native)]
     synthesis: SynthesisKind,
+}
+
+impl ProveOpts {
+    fn params_dir(&self) -> Result<PathBuf> {
+        self.params
+            .clone()
+            .map_or_else(local::default_params_dir, Ok)
+    }
+
+    fn write(&self, proof: &[u8]) -> Result<()> {
+        std::fs::write(&self.out, proof)
+            .with_context(|| format!("writing {}", self.out.display()))?;
+        println!("wrote {} bytes to {}", proof.len(), self.out.display());
+        Ok(())
+    }
 }
 
 impl PostArgs {
@@ -239,19 +249,16 @@ impl PostArgs {
             PostType::Winning => PostKind::WINNING,
         };
         logging::init(LogFormat::Text, "warn");
-        let dir = self.params.map_or_else(local::default_params_dir, Ok)?;
+        let o = &self.opts;
         let bytes = local::prove_in_engine(
             kind,
             request.encode(),
-            &dir,
-            self.backend,
-            self.gpu,
-            self.synthesis,
+            &o.params_dir()?,
+            o.backend,
+            o.gpu,
+            o.synthesis,
         )?;
-        std::fs::write(&self.out, &bytes)
-            .with_context(|| format!("writing {}", self.out.display()))?;
-        println!("wrote {} bytes to {}", bytes.len(), self.out.display());
-        Ok(())
+        o.write(&bytes)
     }
 }
 
@@ -371,11 +378,7 @@ fn main() -> Result<()> {
             kind:
                 ProveKind::Porep {
                     c1,
-                    params,
-                    out,
-                    backend: b,
-                    gpu,
-                    synthesis,
+                    opts,
                     pce,
                     check_params,
                     no_point_cache,
@@ -383,20 +386,18 @@ fn main() -> Result<()> {
         } => {
             // Step times of the backends come as `debug` events (`RUST_LOG=debug`).
             logging::init(LogFormat::Text, "warn");
-            let prover = local::Prover::new(b, gpu)?;
+            let prover = local::Prover::new(opts.backend, opts.gpu)?;
             let bytes = std::fs::read(&c1).with_context(|| format!("reading {}", c1.display()))?;
-            let dir = params.map_or_else(local::default_params_dir, Ok)?;
             let proof = local::prove_porep(
                 &bytes,
-                &dir,
+                &opts.params_dir()?,
                 &prover,
-                synthesis,
+                opts.synthesis,
                 pce,
                 check_params.into(),
                 !no_point_cache,
             )?;
-            std::fs::write(&out, &proof).with_context(|| format!("writing {}", out.display()))?;
-            println!("wrote {} bytes to {}", proof.len(), out.display());
+            opts.write(&proof)?;
         }
         Command::Prove {
             kind:

@@ -214,15 +214,8 @@ fn post_payload(req: pb::SubmitProofRequest) -> Result<Vec<u8>, Status> {
             format!("{} bytes, expected 32", req.randomness.len()),
         ));
     }
-    let proof = RegisteredPostProof::from_id(req.registered_proof).ok_or_else(|| {
-        field(
-            "registered_proof",
-            format!(
-                "{} is not a PoSt proof type (Winning 0-4, Window 5-9 and 10-14)",
-                req.registered_proof
-            ),
-        )
-    })?;
+    let proof = RegisteredPostProof::parse(req.registered_proof)
+        .map_err(|r| field("registered_proof", r))?;
     if req.sector_size != 0 && req.sector_size != proof.sector_size() {
         return Err(field(
             "sector_size",

@@ -186,16 +186,26 @@ fn generate<Tree: 'static + MerkleTreeTrait>(
         &mut rand::rngs::OsRng,
     )?;
     let took = t.elapsed();
-    fs::create_dir_all(out)?;
-    let id = proof.circuit_identifier()?;
-    let path = |ext: &str| out.join(format!("v{VERSION}-{id}.{ext}"));
-    write_atomically(&path("params"), |f| params.write(f))?;
-    write_atomically(&path("vk"), |f| params.vk.write(f))?;
+    write_params(&params, out, &proof.circuit_identifier()?)?;
     Ok(took)
 }
 
+/// Writes bellperson parameters as `.params` and `.vk` under upstream's names for circuit
+/// identifier `id` into `out`.
+pub(crate) fn write_params(
+    params: &bellperson::groth16::Parameters<blstrs::Bls12>,
+    out: &Path,
+    id: &str,
+) -> Result<()> {
+    fs::create_dir_all(out)?;
+    let path = |ext: &str| out.join(format!("v{VERSION}-{id}.{ext}"));
+    write_atomically(&path("params"), |f| params.write(f))?;
+    write_atomically(&path("vk"), |f| params.vk.write(f))?;
+    Ok(())
+}
+
 /// Writes beside `path`, then renames: a reader never sees half a file.
-pub(crate) fn write_atomically(
+fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<fs::File>) -> std::io::Result<()>,
 ) -> Result<()> {

@@ -3,11 +3,10 @@
 //! circuits, upstream's provers and its verifiers.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use filecoin_proofs::constants::{SectorShape2KiB, SectorShape512MiB, SectorShape8MiB};
 use filecoin_proofs::parameters::{window_post_setup_params, winning_post_setup_params};
 use filecoin_proofs_api::post::{
@@ -20,34 +19,18 @@ use filecoin_proofs_api::{
 };
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_core::parameter_cache::{CacheableParameters, VERSION};
+use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCompound};
 
-use crate::{write_atomically, Sealed};
+use crate::{write_params, Sealed};
 
-/// Upstream's PoSt proof type of FFI number `id` (Winning 0-4, Window V1 5-9, V1_2 10-14).
+/// Upstream's PoSt proof type of FFI number `id` (Winning 0-4, Window V1 5-9, V1_2 10-14), by
+/// its name (cuzk's and upstream's agree; `cuzk-circuits`' tests check the numbering).
 pub fn post_proof(id: u64) -> Result<RegisteredPoStProof> {
-    use RegisteredPoStProof::*;
-    const ALL: [RegisteredPoStProof; 15] = [
-        StackedDrgWinning2KiBV1,
-        StackedDrgWinning8MiBV1,
-        StackedDrgWinning512MiBV1,
-        StackedDrgWinning32GiBV1,
-        StackedDrgWinning64GiBV1,
-        StackedDrgWindow2KiBV1,
-        StackedDrgWindow8MiBV1,
-        StackedDrgWindow512MiBV1,
-        StackedDrgWindow32GiBV1,
-        StackedDrgWindow64GiBV1,
-        StackedDrgWindow2KiBV1_2,
-        StackedDrgWindow8MiBV1_2,
-        StackedDrgWindow512MiBV1_2,
-        StackedDrgWindow32GiBV1_2,
-        StackedDrgWindow64GiBV1_2,
-    ];
-    ALL.get(id as usize)
-        .copied()
-        .with_context(|| format!("{id} is not a PoSt proof type"))
+    let ours = cuzk_circuits::RegisteredPostProof::parse(id).map_err(anyhow::Error::msg)?;
+    Ok(serde_json::from_value(serde_json::Value::String(format!(
+        "{ours:?}"
+    )))?)
 }
 
 fn replica(proof: RegisteredPoStProof, s: &Sealed) -> PrivateReplicaInfo {
@@ -192,14 +175,11 @@ fn generate<Tree: 'static + MerkleTreeTrait>(
         &mut rand::rngs::OsRng,
     )?;
     let took = t.elapsed();
-    fs::create_dir_all(out)?;
     let id = <Compound<Tree> as CacheableParameters<
         storage_proofs_post::fallback::FallbackPoStCircuit<Tree>,
         _,
     >>::cache_identifier(&pp.vanilla_params);
-    let path = |ext: &str| out.join(format!("v{VERSION}-{id}.{ext}"));
-    write_atomically(&path("params"), |f| params.write(f))?;
-    write_atomically(&path("vk"), |f| params.vk.write(f))?;
+    write_params(&params, out, &id)?;
     Ok(took)
 }
 

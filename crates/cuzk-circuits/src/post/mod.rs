@@ -267,15 +267,8 @@ pub struct PostPartition {
 impl PostPartition {
     /// Parses and checks `req` (see the module docs); every refusal names its field.
     pub fn new(req: &PostRequest) -> Result<Self, PostError> {
-        let proof = RegisteredPostProof::from_id(req.registered_proof).ok_or_else(|| {
-            field(
-                "registered_proof",
-                format!(
-                    "{} is not a PoSt proof type (Winning 0-4, Window 5-9 and 10-14)",
-                    req.registered_proof
-                ),
-            )
-        })?;
+        let proof = RegisteredPostProof::parse(req.registered_proof)
+            .map_err(|r| field("registered_proof", r))?;
         let randomness: [u8; 32] = req.randomness.as_slice().try_into().map_err(|_| {
             field(
                 "randomness",
@@ -323,11 +316,13 @@ impl PostPartition {
                 slots.push(s);
             } else {
                 // WinningPoSt: one slot per challenge of its one sector.
-                for (leaf, path) in s.leaves.iter().zip(&s.paths) {
+                for (leaf, path) in s.leaves.into_iter().zip(s.paths) {
                     slots.push(SectorSlot {
-                        leaves: vec![*leaf],
-                        paths: vec![path.clone()],
-                        ..s.clone()
+                        comm_r: s.comm_r,
+                        comm_c: s.comm_c,
+                        comm_r_last: s.comm_r_last,
+                        leaves: vec![leaf],
+                        paths: vec![path],
                     });
                 }
             }

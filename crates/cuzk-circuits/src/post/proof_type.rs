@@ -67,6 +67,13 @@ impl RegisteredPostProof {
         (id < 15).then_some(RegisteredPostProof(id as u8))
     }
 
+    /// [`RegisteredPostProof::from_id`], refusing an unknown number with the reason.
+    pub fn parse(id: u64) -> Result<Self, String> {
+        Self::from_id(id).ok_or_else(|| {
+            format!("{id} is not a PoSt proof type (Winning 0-4, Window 5-9 and 10-14)")
+        })
+    }
+
     /// The current proof type of `post` for a sector size such as `2KiB` (Window: V1_2).
     pub fn current(post: PostType, size: &str) -> Option<Self> {
         let i = ["2KiB", "8MiB", "512MiB", "32GiB", "64GiB"]
