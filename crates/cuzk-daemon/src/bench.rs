@@ -35,11 +35,41 @@ pub enum Mode {
     },
 }
 
+/// A PoRep C2 request of this C1 output (raw or Curio envelope).
+pub fn porep(c1: Vec<u8>) -> SubmitProofRequest {
+    SubmitProofRequest {
+        proof_kind: ProofKind::PorepSealCommit as i32,
+        vanilla_proof: c1,
+        ..Default::default()
+    }
+}
+
+/// The `SubmitProof` of a PoSt request (kind from its proof type).
+pub fn post(r: cuzk_circuits::PostRequest) -> Result<SubmitProofRequest> {
+    use cuzk_circuits::post::PostType;
+    let proof = cuzk_circuits::RegisteredPostProof::parse(r.registered_proof)
+        .map_err(anyhow::Error::msg)?;
+    let kind = match proof.post_type() {
+        PostType::Window => ProofKind::WindowPostPartition,
+        PostType::Winning => ProofKind::WinningPost,
+    };
+    Ok(SubmitProofRequest {
+        proof_kind: kind as i32,
+        registered_proof: r.registered_proof,
+        vanilla_proofs: r.vanilla_proofs,
+        randomness: r.randomness,
+        partition_index: r.partition_index,
+        miner_id: r.miner_id,
+        ..Default::default()
+    })
+}
+
 #[derive(Clone, Debug)]
 pub struct Options {
     pub mode: Mode,
-    /// The C1 output (raw or Curio envelope) every job proves.
-    pub payload: Arc<Vec<u8>>,
+    /// The request every job sends (its request id and priority set per job): a PoRep C2
+    /// (`Options::porep`) or a PoSt request.
+    pub request: Arc<SubmitProofRequest>,
     pub timeline: Option<PathBuf>,
     /// Draw progress bars (off for tests and non-terminals).
     pub progress: bool,
@@ -156,7 +186,7 @@ fn bar(progress: bool, len: Option<u64>) -> ProgressBar {
 async fn one(
     target: &Target,
     request_id: String,
-    payload: Arc<Vec<u8>>,
+    request: Arc<SubmitProofRequest>,
     priority: Priority,
     cancel_after: Option<Duration>,
     save: Option<PathBuf>,
@@ -165,10 +195,8 @@ async fn one(
     let t = Instant::now();
     let submit = SubmitProofRequest {
         request_id: request_id.clone(),
-        proof_kind: ProofKind::PorepSealCommit as i32,
         priority: priority as i32,
-        vanilla_proof: payload.as_ref().clone(),
-        ..Default::default()
+        ..request.as_ref().clone()
     };
     let job_id = client.submit_proof(submit).await?.into_inner().job_id;
     if let Some(after) = cancel_after {
@@ -268,7 +296,7 @@ pub async fn run(target: &Target, opts: &Options) -> Result<Report> {
         };
         let (t, payload, id, save) = (
             target.clone(),
-            opts.payload.clone(),
+            opts.request.clone(),
             format!("{run_id}-{submitted}"),
             opts.save_proofs.clone(),
         );

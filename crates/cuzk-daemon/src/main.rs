@@ -117,6 +117,22 @@ enum Command {
     Remote(RemoteCommand),
     /// Benchmark a daemon (or an in-process one): progress, summary table, timeline SVG.
     Bench(BenchArgs),
+    /// Write a random well-formed PoSt request (sparse trees, every check passes) for
+    /// benchmarks at sizes no test can seal; `cuzk bench --post` sends it.
+    RandomPost {
+        /// The FFI proof type (Winning 0-4, Window 5-9 and 10-14).
+        #[arg(long)]
+        registered_proof: u64,
+        /// Sectors [default: a full partition].
+        #[arg(long)]
+        sectors: Option<usize>,
+        #[arg(long, default_value_t = 0)]
+        partition_index: u32,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Generate 2 KiB parameters if missing, then prove and verify every kind the engine
     /// serves from the bundled 2 KiB fixtures (PoRep C2, WindowPoSt, WinningPoSt).
     Demo {
@@ -442,6 +458,22 @@ fn main() -> Result<()> {
         Command::Pce {
             kind: PceKind::Bench { pce, runs },
         } => local::pce_bench(&pce, runs)?,
+        Command::RandomPost {
+            registered_proof,
+            sectors,
+            partition_index,
+            seed,
+            out,
+        } => {
+            use rand::SeedableRng;
+            let proof = RegisteredPostProof::parse(registered_proof).map_err(anyhow::Error::msg)?;
+            let n = sectors.unwrap_or(proof.sectors());
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let r = cuzk_circuits::post::random::request(proof, n, partition_index, &mut rng);
+            std::fs::write(&out, r.encode())
+                .with_context(|| format!("writing {}", out.display()))?;
+            println!("random {proof:?} request of {n} sectors: {}", out.display());
+        }
         Command::Daemon(args) => remote::daemon(args)?,
         Command::Remote(cmd) => remote::client(cmd)?,
         Command::Bench(args) => remote::bench(args)?,

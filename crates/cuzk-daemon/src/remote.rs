@@ -186,6 +186,9 @@ pub struct BenchArgs {
     /// C1 output to prove [default: the bundled 2 KiB sector].
     #[arg(long, global = true)]
     c1: Option<PathBuf>,
+    /// Prove this PoSt request instead (`cuzk random-post` writes one).
+    #[arg(long, global = true, conflicts_with = "c1")]
+    post: Option<PathBuf>,
     /// Where to write the timeline SVG.
     #[arg(long, global = true)]
     timeline: Option<PathBuf>,
@@ -401,9 +404,11 @@ pub fn client(cmd: RemoteCommand) -> Result<()> {
 
 pub fn bench(args: BenchArgs) -> Result<()> {
     logging::init(LogFormat::Text, "warn");
-    let payload = match &args.c1 {
-        Some(p) => std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
-        None => crate::DEMO_C1.to_vec(),
+    let read = |p: &PathBuf| std::fs::read(p).with_context(|| format!("reading {}", p.display()));
+    let request = match (&args.c1, &args.post) {
+        (_, Some(p)) => bench::post(cuzk_circuits::PostRequest::decode(&read(p)?)?)?,
+        (Some(p), None) => bench::porep(read(p)?),
+        (None, None) => bench::porep(crate::DEMO_C1.to_vec()),
     };
     let mode = match args.mode.clone() {
         BenchMode::Single => Mode::Single,
@@ -425,7 +430,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     }
     let opts = bench::Options {
         mode,
-        payload: Arc::new(payload),
+        request: Arc::new(request),
         timeline: args.timeline.clone(),
         progress: !args.quiet,
         mixed_priorities: matches!(
