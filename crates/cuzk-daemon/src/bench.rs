@@ -287,7 +287,11 @@ pub async fn run(target: &Target, opts: &Options) -> Result<Report> {
                     Priority::Critical,
                 ][rng.gen_range(0..4)]
             } else {
-                Priority::Normal
+                // The request's own priority (`cuzk bench --priority`), else NORMAL.
+                Priority::try_from(opts.request.priority)
+                    .ok()
+                    .filter(|p| *p != Priority::Unspecified)
+                    .unwrap_or(Priority::Normal)
             };
             let c = rng
                 .gen_bool(cancel_fraction.clamp(0.0, 1.0))

@@ -189,6 +189,9 @@ pub struct BenchArgs {
     /// Prove this PoSt request instead (`cuzk random-post` writes one).
     #[arg(long, global = true, conflicts_with = "c1")]
     post: Option<PathBuf>,
+    /// Every job's priority (low, normal, high, critical) outside stress and mixed runs.
+    #[arg(long, global = true)]
+    priority: Option<String>,
     /// Where to write the timeline SVG.
     #[arg(long, global = true)]
     timeline: Option<PathBuf>,
@@ -410,6 +413,13 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         (Some(p), None) => bench::porep(read(p)?),
         (None, None) => bench::porep(crate::DEMO_C1.to_vec()),
     };
+    let mut request = request;
+    if let Some(p) = &args.priority {
+        request.priority = pb::Priority::from_str_name(&p.to_uppercase())
+            .filter(|p| *p != pb::Priority::Unspecified)
+            .with_context(|| format!("--priority {p}: low, normal, high or critical"))?
+            as i32;
+    }
     let mode = match args.mode.clone() {
         BenchMode::Single => Mode::Single,
         BenchMode::Batch {
