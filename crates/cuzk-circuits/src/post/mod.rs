@@ -227,7 +227,9 @@ impl PostRequest {
 }
 
 /// The prover id Curio derives from a miner id: the LEB128 bytes of the ID address payload,
-/// zero-padded to 32 bytes.
+/// zero-padded to 32 bytes. The PoSt circuit does not take it (the chain picks the WinningPoSt
+/// sector with it, before the request is made); upstream's provers only check that it is a
+/// field element, which every such encoding is.
 pub fn prover_id(miner_id: u64) -> [u8; 32] {
     let mut id = [0u8; 32];
     let (mut v, mut i) = (miner_id, 0);
@@ -261,7 +263,6 @@ pub struct PostPartition {
     /// Exactly `shape.slots()` slots, padded.
     slots: Vec<SectorSlot>,
     public_inputs: Vec<Fr>,
-    prover_id: [u8; 32],
 }
 
 impl PostPartition {
@@ -343,7 +344,6 @@ impl PostPartition {
             shape,
             slots,
             public_inputs,
-            prover_id: prover_id(req.miner_id),
         })
     }
 
@@ -354,11 +354,6 @@ impl PostPartition {
     /// What the proof verifies against, in the circuit's input order.
     pub fn public_inputs(&self) -> &[Fr] {
         &self.public_inputs
-    }
-
-    /// The prover id the request's miner id stands for (not an input of the PoSt circuit).
-    pub fn prover_id(&self) -> [u8; 32] {
-        self.prover_id
     }
 
     /// The circuit with this request's values.
