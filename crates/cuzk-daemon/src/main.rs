@@ -328,53 +328,32 @@ enum PceKind {
 
 #[derive(Subcommand)]
 enum PceExtract {
-    Porep {
-        /// 2KiB, 8MiB, 512MiB, 32GiB or 64GiB.
-        #[arg(long)]
-        sector_size: String,
-        #[arg(long)]
-        out: PathBuf,
-    },
+    Porep(SizeOut),
     /// The WindowPoSt circuit (at 32 GiB about 5 minutes on 16 cores: do it before the first
     /// deadline; the engine finds the file beside the parameters under its default name).
-    WindowPost {
-        #[arg(long)]
-        sector_size: String,
-        #[arg(long)]
-        out: PathBuf,
-    },
-    WinningPost {
-        #[arg(long)]
-        sector_size: String,
-        #[arg(long)]
-        out: PathBuf,
-    },
+    WindowPost(SizeOut),
+    WinningPost(SizeOut),
+}
+
+/// A sector size and where the file goes.
+#[derive(clap::Args)]
+struct SizeOut {
+    /// 2KiB, 8MiB, 512MiB, 32GiB or 64GiB.
+    #[arg(long)]
+    sector_size: String,
+    #[arg(long)]
+    out: PathBuf,
 }
 
 #[derive(Subcommand)]
 enum ParamgenKind {
-    /// Parameters for a PoRep sector size, under the names upstream looks for.
-    Porep {
-        /// 2KiB, 8MiB or 512MiB (32GiB and 64GiB need far more memory than a test machine).
-        #[arg(long)]
-        sector_size: String,
-        #[arg(long)]
-        out: PathBuf,
-    },
+    /// Parameters for a PoRep sector size, under the names upstream looks for (2KiB, 8MiB or
+    /// 512MiB: 32GiB and 64GiB need far more memory than a test machine).
+    Porep(SizeOut),
     /// Parameters of the WindowPoSt circuit of a sector size (V1 and V1_2 share them).
-    WindowPost {
-        #[arg(long)]
-        sector_size: String,
-        #[arg(long)]
-        out: PathBuf,
-    },
+    WindowPost(SizeOut),
     /// Parameters of the WinningPoSt circuit of a sector size.
-    WinningPost {
-        #[arg(long)]
-        sector_size: String,
-        #[arg(long)]
-        out: PathBuf,
-    },
+    WinningPost(SizeOut),
 }
 
 /// `cuzk pce extract window-post | winning-post`.
@@ -426,18 +405,18 @@ fn main() -> Result<()> {
             kind: ProveKind::WinningPost { post },
         } => post.prove(PostType::Winning, 0)?,
         Command::Paramgen {
-            kind: ParamgenKind::Porep { sector_size, out },
+            kind: ParamgenKind::Porep(SizeOut { sector_size, out }),
         } => local::paramgen(&SealShape::from_sector_size(&sector_size)?, &out)?,
         Command::Paramgen {
-            kind: ParamgenKind::WindowPost { sector_size, out },
+            kind: ParamgenKind::WindowPost(SizeOut { sector_size, out }),
         } => local::paramgen_post(post_proof(PostType::Window, &sector_size)?, &out)?,
         Command::Paramgen {
-            kind: ParamgenKind::WinningPost { sector_size, out },
+            kind: ParamgenKind::WinningPost(SizeOut { sector_size, out }),
         } => local::paramgen_post(post_proof(PostType::Winning, &sector_size)?, &out)?,
         Command::Pce {
             kind:
                 PceKind::Extract {
-                    kind: PceExtract::Porep { sector_size, out },
+                    kind: PceExtract::Porep(SizeOut { sector_size, out }),
                 },
         } => {
             let shape = SealShape::from_sector_size(&sector_size)?;
@@ -446,13 +425,13 @@ fn main() -> Result<()> {
         Command::Pce {
             kind:
                 PceKind::Extract {
-                    kind: PceExtract::WindowPost { sector_size, out },
+                    kind: PceExtract::WindowPost(SizeOut { sector_size, out }),
                 },
         } => extract_post(PostType::Window, &sector_size, &out)?,
         Command::Pce {
             kind:
                 PceKind::Extract {
-                    kind: PceExtract::WinningPost { sector_size, out },
+                    kind: PceExtract::WinningPost(SizeOut { sector_size, out }),
                 },
         } => extract_post(PostType::Winning, &sector_size, &out)?,
         Command::Pce {
