@@ -267,7 +267,8 @@ pub struct StackedCircuit<'a> {
     pub proofs: Vec<ChallengeProof>,
 }
 
-fn alloc<CS: ConstraintSystem<Fr>>(
+/// A variable of `value` (missing when generating parameters).
+pub(crate) fn alloc<CS: ConstraintSystem<Fr>>(
     cs: CS,
     value: Option<Fr>,
 ) -> Result<AllocatedNum<Fr>, SynthesisError> {

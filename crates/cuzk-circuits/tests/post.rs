@@ -239,6 +239,23 @@ fn upstream_partition(
     fallback::Proof { sectors }
 }
 
+/// Upstream's circuit of one partition proof (its index within the request is 0, as the
+/// single-partition provers number it).
+fn upstream_circuit(
+    pub_in: &fallback::PublicInputs<Dom>,
+    partition: &fallback::Proof<<Tree2K as MerkleTreeTrait>::Proof>,
+    pp: &PublicParams<Tree2K>,
+) -> FallbackPoStCircuit<Tree2K> {
+    Compound::<Tree2K>::circuit(
+        pub_in,
+        Default::default(),
+        partition,
+        &pp.vanilla_params,
+        Some(0),
+    )
+    .unwrap()
+}
+
 /// Upstream's reading of the fixture's vanilla proofs builds the same circuit, with the same
 /// witness, as ours; our public inputs are what upstream's verifier derives.
 #[test]
@@ -249,14 +266,7 @@ fn fixture_witness_and_inputs_are_upstreams() {
     for (k, range) in [(0usize, 0..2), (1, 2..3)] {
         let ours = PostPartition::new(&request(10, &f, k as u32, &window[range.clone()])).unwrap();
         let partition = upstream_partition(PostType::Window, &window[range.clone()], 2);
-        let theirs = Compound::<Tree2K>::circuit(
-            &pub_inputs(&f, &f.sectors[range], Some(0)),
-            Default::default(),
-            &partition,
-            &pp.vanilla_params,
-            Some(0),
-        )
-        .unwrap();
+        let theirs = upstream_circuit(&pub_inputs(&f, &f.sectors[range], Some(0)), &partition, &pp);
         assert_eq!(
             digest(ours.circuit(), true),
             digest(theirs, true),
@@ -276,14 +286,7 @@ fn fixture_witness_and_inputs_are_upstreams() {
     let pp = public_params::<Tree2K>(0);
     let ours = PostPartition::new(&request(0, &f, 0, std::slice::from_ref(&winning))).unwrap();
     let partition = upstream_partition(PostType::Winning, std::slice::from_ref(&winning), 66);
-    let theirs = Compound::<Tree2K>::circuit(
-        &pub_inputs(&f, &f.sectors[..1], None),
-        Default::default(),
-        &partition,
-        &pp.vanilla_params,
-        Some(0),
-    )
-    .unwrap();
+    let theirs = upstream_circuit(&pub_inputs(&f, &f.sectors[..1], None), &partition, &pp);
     assert_eq!(
         digest(ours.circuit(), true),
         digest(theirs, true),

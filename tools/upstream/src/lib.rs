@@ -180,14 +180,21 @@ fn generate<Tree: 'static + MerkleTreeTrait>(
     let blank = <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::blank_circuit(
         &pp.vanilla_params,
     );
+    let (params, took) = random_setup(blank)?;
+    write_params(&params, out, &proof.circuit_identifier()?)?;
+    Ok(took)
+}
+
+/// bellperson's random setup of `blank`, and how long it took.
+pub(crate) fn random_setup(
+    blank: impl bellperson::Circuit<blstrs::Scalar>,
+) -> Result<(bellperson::groth16::Parameters<blstrs::Bls12>, Duration)> {
     let t = Instant::now();
     let params = bellperson::groth16::generate_random_parameters::<blstrs::Bls12, _, _>(
         blank,
         &mut rand::rngs::OsRng,
     )?;
-    let took = t.elapsed();
-    write_params(&params, out, &proof.circuit_identifier()?)?;
-    Ok(took)
+    Ok((params, t.elapsed()))
 }
 
 /// Writes bellperson parameters as `.params` and `.vk` under upstream's names for circuit

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Result;
 use filecoin_proofs::constants::{SectorShape2KiB, SectorShape512MiB, SectorShape8MiB};
@@ -22,7 +22,7 @@ use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCompound};
 
-use crate::{write_params, Sealed};
+use crate::{random_setup, write_params, Sealed};
 
 /// Upstream's PoSt proof type of FFI number `id` (Winning 0-4, Window V1 5-9, V1_2 10-14), by
 /// its name (cuzk's and upstream's agree; `cuzk-circuits`' tests check the numbering).
@@ -169,12 +169,7 @@ fn generate<Tree: 'static + MerkleTreeTrait>(
     let blank = <Compound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::blank_circuit(
         &pp.vanilla_params,
     );
-    let t = Instant::now();
-    let params = bellperson::groth16::generate_random_parameters::<blstrs::Bls12, _, _>(
-        blank,
-        &mut rand::rngs::OsRng,
-    )?;
-    let took = t.elapsed();
+    let (params, took) = random_setup(blank)?;
     let id = <Compound<Tree> as CacheableParameters<
         storage_proofs_post::fallback::FallbackPoStCircuit<Tree>,
         _,

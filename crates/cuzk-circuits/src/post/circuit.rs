@@ -8,11 +8,11 @@ use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
 
 use cuzk_gadgets::constraint;
-use cuzk_gadgets::num::AllocatedNum;
 use cuzk_gadgets::por::{por, PathElement, Root};
 use cuzk_gadgets::poseidon::poseidon_hash;
 
 use super::PostShape;
+use crate::stacked::alloc;
 
 /// One sector slot of the circuit: its commitments and its challenged leaves with their paths
 /// in the comm_r_last tree.
@@ -31,13 +31,6 @@ pub struct PostCircuit<'a> {
     pub shape: &'a PostShape,
     /// Exactly `shape.slots()` slots (a short partition repeats its last sector).
     pub slots: Vec<SectorSlot>,
-}
-
-fn alloc<CS: ConstraintSystem<Fr>>(
-    cs: CS,
-    value: Option<Fr>,
-) -> Result<AllocatedNum<Fr>, SynthesisError> {
-    AllocatedNum::alloc(cs, || value.ok_or(SynthesisError::AssignmentMissing))
 }
 
 impl PostCircuit<'_> {
