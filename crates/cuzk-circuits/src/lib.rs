@@ -11,10 +11,14 @@
 
 pub mod c1;
 pub mod challenges;
+mod codec;
 pub mod graph;
+mod payload;
 pub mod porep;
 pub mod post;
 pub mod registry;
+mod shape;
+pub mod snap;
 pub mod stacked;
 pub mod vanilla;
 pub mod witness;
@@ -23,6 +27,7 @@ pub use c1::{C1Error, C1Input};
 pub use porep::{PartitionColumns, PartitionWitness, PorepError, SealShape, SectorIds, Synthesis};
 pub use post::{PostError, PostPartition, PostRequest, PostShape, RegisteredPostProof};
 pub use registry::RegisteredSealProof;
+pub use shape::CircuitShape;
 pub use stacked::{StackedCircuit, StackedShape};
 pub use vanilla::VanillaError;
 pub use witness::{WitnessError, WitnessLayout};

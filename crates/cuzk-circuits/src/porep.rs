@@ -8,6 +8,7 @@ use cuzk_groth16::params::{ParamsError, ProvingKey};
 use cuzk_groth16::{generator, Fr, ProverError};
 use cuzk_pce::Pce;
 use rayon::prelude::*;
+use sha2::Digest;
 use thiserror::Error;
 
 use crate::c1::C1Input;
@@ -111,8 +112,7 @@ impl SealShape {
 
     /// The file names upstream looks for in `FIL_PROOFS_PARAMETER_CACHE`: `.params`, `.vk`, `.meta`.
     pub fn file_names(&self) -> Result<[String; 3], PorepError> {
-        let id = self.circuit_identifier()?;
-        Ok(["params", "vk", "meta"].map(|ext| format!("v{PARAMETER_VERSION}-{id}.{ext}")))
+        Ok(param_file_names(&self.circuit_identifier()?))
     }
 
     /// The challenged nodes of partition `partition`, as the verifier derives them from the
@@ -314,6 +314,27 @@ impl SealShape {
             self.sector_size(),
         )?)
     }
+}
+
+/// The `.params`, `.vk` and `.meta` names upstream looks for under a circuit identifier.
+pub(crate) fn param_file_names(identifier: &str) -> [String; 3] {
+    ["params", "vk", "meta"].map(|ext| format!("v{PARAMETER_VERSION}-{identifier}.{ext}"))
+}
+
+/// Upstream's identifier of a circuit over a sector's TreeR (Poseidon, 8-0-0 below 32 GiB,
+/// 8-8-0 at 32 GiB, 8-8-2 at 64 GiB): the cache prefix, the tree, then SHA-256 of the public
+/// parameters' description.
+pub(crate) fn tree_r_identifier(prefix: &str, sector_size: u64, description: &str) -> String {
+    let tree = match sector_size {
+        s if s < 32 << 30 => "8-0-0",
+        s if s == 32 << 30 => "8-8-0",
+        _ => "8-8-2",
+    };
+    let hash: String = sha2::Sha256::digest(description.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{prefix}-merkletree-poseidon_hasher-{tree}-{hash}")
 }
 
 /// The file name of a circuit's PCE cache (beside its parameters), from upstream's identifier.

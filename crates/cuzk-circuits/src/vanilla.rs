@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::stacked::{ChallengeProof, ColumnOpening, StackedShape};
-use cuzk_gadgets::por::{PathElement, TreeShape};
+use cuzk_gadgets::native::Count;
+use cuzk_gadgets::por::{PathElement, TreeHash, TreeShape};
 
 /// A vanilla proof that does not fit the sector shape, with where it went wrong.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -612,4 +613,19 @@ pub fn variant_name(sector_size: u64) -> String {
         s => format!("{}GiB", s >> 30),
     };
     format!("StackedDrg{size}V1")
+}
+
+/// The root `leaf` hashes up to along `path` (levels with every sibling and index known), by
+/// the node hashes of `hasher`; `None` where a value is missing or an arity has no hash.
+pub(crate) fn path_root<H: TreeHash<Fr> + ?Sized>(
+    hasher: &H,
+    leaf: Fr,
+    path: &[PathElement<Fr>],
+) -> Option<Fr> {
+    path.iter().try_fold(leaf, |cur, e| {
+        let index = e.index?;
+        let mut children: Vec<Fr> = e.siblings.iter().copied().collect::<Option<_>>()?;
+        children.insert(index, cur);
+        hasher.native(&mut Count(0), &children).ok()
+    })
 }

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use bellpepper_core::Circuit;
 use blstrs::Scalar as Fr;
 use cuzk_circuits::post::{PostType, SectorProof};
-use cuzk_circuits::{PostPartition, PostRequest, PostShape, RegisteredPostProof, Synthesis};
+use cuzk_circuits::{
+    CircuitShape, PostPartition, PostRequest, PostShape, RegisteredPostProof, Synthesis,
+};
 use cuzk_gadgets::test_util::{Digest, R1csDigest};
 use filecoin_hashers::Domain;
 use filecoin_proofs::constants::{

@@ -14,20 +14,17 @@ pub mod random;
 pub mod vanilla;
 pub mod witness;
 
-use std::path::Path;
-
 use blstrs::Scalar as Fr;
 use cuzk_gadgets::por::PathElement;
 use cuzk_groth16::assignment::Witness;
-use cuzk_groth16::generator;
-use cuzk_groth16::params::ProvingKey;
-use cuzk_pce::Pce;
 use rayon::prelude::*;
 use thiserror::Error;
 
-use crate::porep::{self, PartitionColumns, PartitionWitness, Synthesis};
+use crate::payload::{Decoder, Encoder};
+use crate::porep::{PartitionColumns, PartitionWitness, Synthesis};
+use crate::shape::CircuitShape;
 use crate::stacked::StackedShape;
-use crate::vanilla::{checked_path, element};
+use crate::vanilla::{checked_path, element, path_root};
 pub use circuit::{PostCircuit, SectorSlot};
 pub use proof_type::{PostApi, PostType, RegisteredPostProof};
 pub use vanilla::{ReadError, SectorProof};
@@ -92,9 +89,13 @@ impl PostShape {
     pub fn tree_levels(&self) -> usize {
         self.sector.tree_levels()
     }
+}
 
-    /// The circuit with every value unknown, for parameter generation and PCE extraction.
-    pub fn blank(&self) -> PostCircuit<'_> {
+impl CircuitShape for PostShape {
+    type Circuit<'a> = PostCircuit<'a>;
+    type Error = PostError;
+
+    fn blank(&self) -> PostCircuit<'_> {
         let (slots, challenges) = self.slots();
         let path: Vec<PathElement<Fr>> = self
             .sector
@@ -118,36 +119,16 @@ impl PostShape {
         }
     }
 
-    /// Records this circuit's constraint matrices (once per circuit, reused for every proof).
-    pub fn extract_pce(&self) -> Result<Pce, PostError> {
-        Ok(Pce::extract(self.blank())?)
+    fn sector_size(&self) -> u64 {
+        self.proof.sector_size()
     }
 
-    /// The identity a PCE file of this circuit carries: upstream's circuit identifier.
-    pub fn pce_identity(&self) -> String {
+    fn circuit_identifier(&self) -> String {
         self.proof.circuit_identifier()
     }
 
-    pub fn pce_file_name(&self) -> String {
-        porep::pce_file_name(&self.proof.circuit_identifier())
-    }
-
-    /// A fresh random setup of this circuit with our generator.
-    pub fn generate_params(
-        &self,
-        rng: &mut impl rand_core::RngCore,
-    ) -> Result<ProvingKey, PostError> {
-        Ok(generator::generate(self.blank(), rng)?)
-    }
-
-    /// Writes `.params`, `.vk` and `.meta` under their upstream names into `dir`.
-    pub fn write_params(&self, pk: &ProvingKey, dir: &Path) -> Result<(), PostError> {
-        Ok(porep::write_param_files(
-            pk,
-            dir,
-            &self.proof.file_names(),
-            self.proof.sector_size(),
-        )?)
+    fn circuit_id(&self) -> String {
+        self.proof.circuit_id()
     }
 }
 
@@ -168,61 +149,33 @@ pub struct PostRequest {
 const MAGIC: &[u8; 8] = b"cuzkpst1";
 
 impl PostRequest {
-    /// The engine payload: a tag, the fixed fields little-endian, then each vanilla proof
-    /// behind its u32 length.
+    /// The engine payload (module `payload`): the fixed fields, then the vanilla proofs.
     pub fn encode(&self) -> Vec<u8> {
         let proofs: usize = self.vanilla_proofs.iter().map(|p| 4 + p.len()).sum();
-        let mut out = Vec::with_capacity(64 + self.randomness.len() + proofs);
-        out.extend(MAGIC);
-        out.extend(self.registered_proof.to_le_bytes());
-        out.extend((self.randomness.len() as u32).to_le_bytes());
-        out.extend(&self.randomness);
-        out.extend(self.miner_id.to_le_bytes());
-        out.extend(self.partition_index.to_le_bytes());
-        out.extend((self.vanilla_proofs.len() as u32).to_le_bytes());
-        for p in &self.vanilla_proofs {
-            out.extend((p.len() as u32).to_le_bytes());
-            out.extend(p);
-        }
-        out
+        Encoder::new(MAGIC, 64 + self.randomness.len() + proofs)
+            .u64(self.registered_proof)
+            .bytes(&self.randomness)
+            .u64(self.miner_id)
+            .u32(self.partition_index)
+            .list(&self.vanilla_proofs)
+            .finish()
     }
 
     /// Reads what [`PostRequest::encode`] wrote.
     pub fn decode(bytes: &[u8]) -> Result<Self, PostError> {
-        let truncated = || field("payload", "truncated PoSt request");
-        let mut rest = bytes
-            .strip_prefix(MAGIC)
-            .ok_or_else(|| field("payload", "not a cuzk PoSt request"))?;
-        let mut take = |n: usize| -> Result<&[u8], PostError> {
-            if rest.len() < n {
-                return Err(truncated());
-            }
-            let (head, tail) = rest.split_at(n);
-            rest = tail;
-            Ok(head)
+        let read = || -> Result<Self, String> {
+            let mut d = Decoder::new(bytes, MAGIC, "PoSt")?;
+            let req = PostRequest {
+                registered_proof: d.u64()?,
+                randomness: d.bytes()?,
+                miner_id: d.u64()?,
+                partition_index: d.u32()?,
+                vanilla_proofs: d.list()?,
+            };
+            d.finish()?;
+            Ok(req)
         };
-        let u32_at = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize;
-        let registered_proof = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"));
-        let n = u32_at(take(4)?);
-        let randomness = take(n)?.to_vec();
-        let miner_id = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"));
-        let partition_index = u32_at(take(4)?) as u32;
-        let count = u32_at(take(4)?);
-        let mut vanilla_proofs = Vec::with_capacity(count.min(bytes.len() / 4));
-        for _ in 0..count {
-            let n = u32_at(take(4)?);
-            vanilla_proofs.push(take(n)?.to_vec());
-        }
-        if !rest.is_empty() {
-            return Err(field("payload", "bytes after the PoSt request"));
-        }
-        Ok(PostRequest {
-            registered_proof,
-            randomness,
-            miner_id,
-            partition_index,
-            vanilla_proofs,
-        })
+        read().map_err(|r| field("payload", r))
     }
 }
 
@@ -475,7 +428,7 @@ fn check_sector(
                 "is not the sector's comm_r_last".into(),
             ));
         }
-        if path_root(shape, leaf, &path) != Some(comm_r_last) {
+        if path_root(&sector.tree_hashes[..], leaf, &path) != Some(comm_r_last) {
             return Err((
                 at,
                 "the path does not hash up to comm_r_last (so not to comm_r)".into(),
@@ -490,17 +443,5 @@ fn check_sector(
         comm_r_last: Some(comm_r_last),
         leaves,
         paths,
-    })
-}
-
-/// The root `leaf` hashes up to along `path`.
-fn path_root(shape: &PostShape, leaf: Fr, path: &[PathElement<Fr>]) -> Option<Fr> {
-    let hashes = &shape.sector.tree_hashes;
-    path.iter().try_fold(leaf, |cur, e| {
-        let index = e.index?;
-        let mut children: Vec<Fr> = e.siblings.iter().copied().collect::<Option<_>>()?;
-        children.insert(index, cur);
-        let h = hashes.iter().find(|h| h.arity() == children.len())?;
-        h.hash(&children).ok()
     })
 }

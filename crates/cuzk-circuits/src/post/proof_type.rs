@@ -2,9 +2,7 @@
 //! `registered_proof`), and what each fixes: sector size, WindowPoSt or WinningPoSt, API
 //! version, the circuit's sector slots and challenges per slot, and the parameter file names.
 
-use sha2::{Digest, Sha256};
-
-use crate::porep::PARAMETER_VERSION;
+use crate::porep::{param_file_names, tree_r_identifier};
 
 /// Which PoSt a proof type proves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -152,26 +150,20 @@ impl RegisteredPostProof {
     /// Upstream's parameter identifier: the tree, then SHA-256 of the public parameters'
     /// description (which has no API version, so V1 and V1_2 share their files).
     pub fn circuit_identifier(self) -> String {
-        let tree = match self.sector_size() {
-            s if s < 32 << 30 => "8-0-0",
-            s if s == 32 << 30 => "8-8-0",
-            _ => "8-8-2",
-        };
         let (sectors, challenges) = self.slots();
         let description = format!(
             "FallbackPoSt::PublicParams{{sector_size: {}, challenge_count: {challenges}, sector_count: {sectors}}}",
             self.sector_size()
         );
-        let hash: String = Sha256::digest(description.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        format!("proof-of-spacetime-fallback-merkletree-poseidon_hasher-{tree}-{hash}")
+        tree_r_identifier(
+            "proof-of-spacetime-fallback",
+            self.sector_size(),
+            &description,
+        )
     }
 
     /// The `.params`, `.vk` and `.meta` names upstream looks for.
     pub fn file_names(self) -> [String; 3] {
-        let id = self.circuit_identifier();
-        ["params", "vk", "meta"].map(|ext| format!("v{PARAMETER_VERSION}-{id}.{ext}"))
+        param_file_names(&self.circuit_identifier())
     }
 }
