@@ -6,16 +6,17 @@
 
 use bellpepper_core::Circuit;
 use blstrs::Scalar as Fr;
-use cuzk_circuits::snap::{RegisteredUpdateProof, SnapShape};
-use cuzk_circuits::CircuitShape;
+use cuzk_circuits::snap::{RegisteredUpdateProof, SnapRequest, SnapShape, SnapUpdate};
+use cuzk_circuits::{CircuitShape, Synthesis};
 use cuzk_gadgets::test_util::{Digest, R1csDigest};
 use filecoin_hashers::Domain;
 use filecoin_proofs::constants::{
     SectorShape2KiB, SectorShape32GiB, SectorShape512MiB, SectorShape64GiB, SectorShape8MiB,
 };
+use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::parameter_cache::CacheableParameters;
-use storage_proofs_update::constants::TreeRHasher;
+use storage_proofs_update::constants::{TreeDDomain, TreeRDomain, TreeRHasher};
 use storage_proofs_update::{
     Challenges, EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PublicParams,
 };
@@ -74,7 +75,7 @@ fn challenges_are_upstreams() {
         let shape = SnapShape::new(proof(id));
         let nodes = proof(id).nodes();
         for k in 0..shape.partitions() {
-            let comm_r_new = storage_proofs_update::constants::TreeRDomain::random(&mut rng);
+            let comm_r_new = TreeRDomain::random(&mut rng);
             let theirs: Vec<u64> = Challenges::new(nodes, comm_r_new, k)
                 .map(u64::from)
                 .collect();
@@ -116,4 +117,125 @@ fn blank_circuit_is_upstreams_at_32_and_64_gib() {
     let d = blank_is_upstreams::<SectorShape32GiB>(3);
     assert_eq!(d.constraints, 81_049_499);
     blank_is_upstreams::<SectorShape64GiB>(4);
+}
+
+/// The bundled update (`fixtures/snap/2KiB`, upstream's vanilla proofs of a fresh sector).
+#[derive(serde::Deserialize)]
+struct Fixture {
+    registered_proof: u64,
+    comm_r_old: [u8; 32],
+    comm_r_new: [u8; 32],
+    comm_d_new: [u8; 32],
+}
+
+fn fixture() -> (Fixture, Vec<Vec<u8>>) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/snap/2KiB");
+    let f: Fixture =
+        serde_json::from_slice(&std::fs::read(dir.join("snap.json")).unwrap()).unwrap();
+    let partitions = (0..proof(f.registered_proof).partitions())
+        .map(|k| std::fs::read(dir.join(format!("partition-{k}.bin"))).unwrap())
+        .collect();
+    (f, partitions)
+}
+
+fn request(f: &Fixture, partitions: Vec<Vec<u8>>) -> SnapRequest {
+    SnapRequest {
+        registered_proof: f.registered_proof,
+        comm_r_old: f.comm_r_old.to_vec(),
+        comm_r_new: f.comm_r_new.to_vec(),
+        comm_d_new: f.comm_d_new.to_vec(),
+        vanilla_proofs: partitions,
+    }
+}
+
+/// On upstream's vanilla proofs our circuit with values is upstream's (rows and witness), our
+/// public inputs are what upstream's verifier derives, and every synthesis path (full,
+/// witness-only with the PCE, native with the PCE) gives the same witness.
+#[test]
+fn fixture_circuit_witness_and_inputs_are_upstreams() {
+    type Tree = SectorShape2KiB;
+    let (f, partitions) = fixture();
+    let update = SnapUpdate::new(&request(&f, partitions.clone())).unwrap();
+    let pp = PublicParams::from_sector_size(2048);
+    let pub_inputs = storage_proofs_update::PublicInputs {
+        k: 0,
+        comm_r_old: TreeRDomain::try_from_bytes(&f.comm_r_old).unwrap(),
+        comm_d_new: TreeDDomain::try_from_bytes(&f.comm_d_new).unwrap(),
+        comm_r_new: TreeRDomain::try_from_bytes(&f.comm_r_new).unwrap(),
+        h: storage_proofs_update::constants::h_default(pp.sector_nodes),
+    };
+    let pce = update.shape().extract_pce().unwrap();
+    for (k, bytes) in partitions.iter().enumerate() {
+        let vanilla: storage_proofs_update::PartitionProof<Tree> =
+            bincode::deserialize(bytes).unwrap();
+        let theirs = <EmptySectorUpdateCompound<Tree> as CompoundProof<_, _>>::circuit(
+            &pub_inputs,
+            (),
+            &vanilla,
+            &pp,
+            Some(k),
+        )
+        .unwrap();
+        assert_eq!(
+            digest(update.circuit(k), true),
+            digest(theirs, true),
+            "partition {k}"
+        );
+        let inputs =
+            <EmptySectorUpdateCompound<Tree> as CompoundProof<_, _>>::generate_public_inputs(
+                &pub_inputs,
+                &pp,
+                Some(k),
+            )
+            .unwrap();
+        assert_eq!(update.public_inputs(k), inputs, "partition {k}");
+        let full = update.witness(k, Synthesis::Full).unwrap().witness;
+        for synthesis in [Synthesis::Pce(&pce), Synthesis::Native(&pce)] {
+            let w = update.witness(k, synthesis).unwrap().witness;
+            assert_eq!(w.input, full.input);
+            assert_eq!(w.aux, full.aux);
+            assert_eq!(
+                (w.a, w.b, w.c),
+                (full.a.clone(), full.b.clone(), full.c.clone())
+            );
+        }
+    }
+}
+
+/// Every refusal names its field: a wrong proof type, short or other commitments, a missing
+/// partition, a truncated or altered vanilla proof.
+#[test]
+fn bad_requests_are_refused_by_field() {
+    let (f, partitions) = fixture();
+    let good = request(&f, partitions);
+    assert!(SnapUpdate::new(&good).is_ok());
+    let refusal = |r: SnapRequest| SnapUpdate::new(&r).unwrap_err().to_string();
+    let mut r = good.clone();
+    r.registered_proof = 7;
+    assert!(refusal(r).starts_with("registered_proof: "));
+    let mut r = good.clone();
+    r.registered_proof = 1; // 8 MiB: four partitions
+    assert!(refusal(r).starts_with("vanilla_proofs: "));
+    let mut r = good.clone();
+    r.comm_d_new.pop();
+    assert!(refusal(r).starts_with("comm_d_new: "));
+    let mut r = good.clone();
+    r.comm_r_new = good.comm_r_old.clone();
+    assert!(refusal(r).starts_with("vanilla_proofs[0].challenge_proofs[0].proof_r_new.root"));
+    let mut r = good.clone();
+    r.comm_d_new = good.comm_r_old.clone();
+    assert!(refusal(r).starts_with("vanilla_proofs[0].challenge_proofs[0]"));
+    let mut r = good.clone();
+    let n = r.vanilla_proofs[0].len();
+    r.vanilla_proofs[0].truncate(n - 1);
+    assert!(refusal(r).starts_with("vanilla_proofs[0].challenge_proofs["));
+    // Any flipped byte past comm_c is caught by a check, never a panic.
+    for at in (32..n).step_by(97) {
+        let mut r = good.clone();
+        r.vanilla_proofs[0][at] ^= 1;
+        assert!(SnapUpdate::new(&r).is_err(), "byte {at}");
+    }
+    let decoded = SnapRequest::decode(&good.encode()).unwrap();
+    assert_eq!(decoded, good);
+    assert!(SnapRequest::decode(&good.encode()[..40]).is_err());
 }

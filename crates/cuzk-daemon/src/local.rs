@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
-use cuzk_circuits::{C1Input, RegisteredPostProof, SealShape, Synthesis};
+use cuzk_circuits::{C1Input, CircuitShape, SealShape, Synthesis};
 use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
 use cuzk_groth16::params::{ParamsError, PointCache, ProvingKey, Validation};
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
@@ -104,15 +104,22 @@ impl PceCircuit for SealShape {
     }
 }
 
-impl PceCircuit for cuzk_circuits::PostShape {
+/// A fixed circuit of a PoSt or SnapDeals proof type, as `cuzk pce extract` sees it.
+pub struct Fixed<S>(pub S);
+
+impl<S> PceCircuit for Fixed<S>
+where
+    S: CircuitShape,
+    S::Error: std::error::Error + Send + Sync + 'static,
+{
     fn label(&self) -> String {
-        self.registered_proof().circuit_id()
+        self.0.circuit_id()
     }
     fn identity(&self) -> Result<String> {
-        Ok(self.pce_identity())
+        Ok(self.0.pce_identity())
     }
     fn extract(&self) -> Result<Pce> {
-        Ok(self.extract_pce()?)
+        Ok(self.0.extract_pce()?)
     }
 }
 
@@ -444,18 +451,21 @@ pub fn prove_in_engine(
     }
 }
 
-/// Generates and writes the parameters of a PoSt circuit into `dir`.
-pub fn paramgen_post(proof: RegisteredPostProof, dir: &Path) -> Result<()> {
-    let shape = cuzk_circuits::PostShape::new(proof);
+/// Generates and writes the parameters of a PoSt or SnapDeals circuit into `dir`.
+pub fn paramgen_fixed<S>(shape: &S, dir: &Path) -> Result<()>
+where
+    S: CircuitShape,
+    S::Error: std::error::Error + Send + Sync + 'static,
+{
     let t = Instant::now();
     let pk = shape.generate_params(&mut rand::rngs::OsRng)?;
     let gen_ms = ms(t);
     let t = Instant::now();
     shape.write_params(&pk, dir)?;
-    let [params, _, _] = proof.file_names();
+    let [params, _, _] = shape.file_names();
     println!(
         "paramgen {} generate_ms={gen_ms} write_ms={} file={}",
-        proof.circuit_id(),
+        shape.circuit_id(),
         ms(t),
         dir.join(params).display()
     );

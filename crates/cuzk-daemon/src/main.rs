@@ -9,10 +9,11 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use cuzk_circuits::post::PostType;
-use cuzk_circuits::{C1Input, PostRequest, RegisteredPostProof, SealShape};
+use cuzk_circuits::snap::{RegisteredUpdateProof, SnapRequest, SnapShape};
+use cuzk_circuits::{C1Input, PostRequest, PostShape, RegisteredPostProof, SealShape};
 use cuzk_daemon::config::LogFormat;
 use cuzk_daemon::logging;
-use cuzk_engine::kind::PostKind;
+use cuzk_engine::kind::{PostKind, SnapKind};
 use cuzk_groth16::params::Validation;
 
 use local::{BackendKind, SynthesisKind};
@@ -29,6 +30,53 @@ const DEMO_WINDOW: [&[u8]; 3] = [
     include_bytes!("../../../fixtures/post/2KiB/window-2.bin"),
 ];
 const DEMO_WINNING: &[u8] = include_bytes!("../../../fixtures/post/2KiB/winning.bin");
+
+/// The bundled 2 KiB sector update (upstream's, written by `cuzk-fixtures --snap`).
+const DEMO_SNAP: &[u8] = include_bytes!("../../../fixtures/snap/2KiB/snap.json");
+const DEMO_SNAP_PARTITION: &[u8] = include_bytes!("../../../fixtures/snap/2KiB/partition-0.bin");
+
+/// The commitments of the bundled update.
+#[derive(serde::Deserialize)]
+struct DemoSnap {
+    registered_proof: u64,
+    comm_r_old: [u8; 32],
+    comm_r_new: [u8; 32],
+    comm_d_new: [u8; 32],
+}
+
+/// Proves the bundled SnapDeals update (verified by the engine before it is returned),
+/// generating its 2 KiB parameters first when missing.
+fn demo_snap(dir: &std::path::Path) -> Result<()> {
+    let f: DemoSnap = serde_json::from_slice(DEMO_SNAP)?;
+    let shape = SnapShape::new(
+        RegisteredUpdateProof::parse(f.registered_proof).map_err(anyhow::Error::msg)?,
+    );
+    let [params, _, _] = cuzk_circuits::CircuitShape::file_names(&shape);
+    if !dir.join(params).exists() {
+        println!("no snap-2k parameters; generating them (under a minute)");
+        local::paramgen_fixed(&shape, dir)?;
+    }
+    let request = SnapRequest {
+        registered_proof: f.registered_proof,
+        comm_r_old: f.comm_r_old.to_vec(),
+        comm_r_new: f.comm_r_new.to_vec(),
+        comm_d_new: f.comm_d_new.to_vec(),
+        vanilla_proofs: vec![DEMO_SNAP_PARTITION.to_vec()],
+    };
+    let bytes = local::prove_in_engine(
+        SnapKind::NAME,
+        request.encode(),
+        dir,
+        BackendKind::Cpu,
+        None,
+        SynthesisKind::Native,
+    )?;
+    println!(
+        "demo: SnapDeals update proved and verified ({} bytes)",
+        bytes.len()
+    );
+    Ok(())
+}
 
 /// What the bundled PoSt vanilla proofs answer.
 #[derive(serde::Deserialize)]
@@ -50,7 +98,7 @@ fn demo_post(dir: &std::path::Path) -> Result<()> {
                 "no {} parameters; generating them (seconds)",
                 proof.circuit_id()
             );
-            local::paramgen_post(proof, dir)?;
+            local::paramgen_fixed(&PostShape::new(proof), dir)?;
         }
     }
     let request = |proof: RegisteredPostProof, partition: u32, vanilla: &[&[u8]]| PostRequest {
@@ -177,6 +225,61 @@ enum ProveKind {
         #[command(flatten)]
         post: PostArgs,
     },
+    /// A SnapDeals update (every partition) to the partition proofs concatenated.
+    Snap(SnapArgs),
+}
+
+/// A SnapDeals update, from Curio's fields.
+#[derive(clap::Args)]
+struct SnapArgs {
+    /// One vanilla proof file per partition (bincode `PartitionProof`, what
+    /// `generate_partition_proofs` returns), in partition order.
+    #[arg(long = "vanilla", required = true)]
+    vanilla: Vec<PathBuf>,
+    /// The registered update proof's FFI number (0-4: 2KiB .. 64GiB).
+    #[arg(long, conflicts_with = "sector_size")]
+    registered_proof: Option<u64>,
+    /// Or the sector size (2KiB .. 64GiB).
+    #[arg(long)]
+    sector_size: Option<String>,
+    /// The sealed sector's comm_r, as 64 hex digits (bytes in order).
+    #[arg(long)]
+    comm_r_old: String,
+    /// The updated replica's comm_r, as 64 hex digits.
+    #[arg(long)]
+    comm_r_new: String,
+    /// The new data's comm_d, as 64 hex digits.
+    #[arg(long)]
+    comm_d_new: String,
+    #[command(flatten)]
+    opts: ProveOpts,
+}
+
+impl SnapArgs {
+    /// Runs the update through an in-process engine and writes the proof.
+    fn prove(self) -> Result<()> {
+        let proof = match (self.registered_proof, &self.sector_size) {
+            (Some(id), _) => id,
+            (None, Some(size)) => update_proof(size)?.id(),
+            (None, None) => anyhow::bail!("give --registered-proof or --sector-size"),
+        };
+        let request = SnapRequest {
+            registered_proof: proof,
+            comm_r_old: hex(&self.comm_r_old).context("--comm-r-old")?,
+            comm_r_new: hex(&self.comm_r_new).context("--comm-r-new")?,
+            comm_d_new: hex(&self.comm_d_new).context("--comm-d-new")?,
+            vanilla_proofs: read_all(&self.vanilla)?,
+        };
+        self.opts.prove_in_engine(SnapKind::NAME, request.encode())
+    }
+}
+
+/// Every file's bytes.
+fn read_all(paths: &[PathBuf]) -> Result<Vec<Vec<u8>>> {
+    paths
+        .iter()
+        .map(|p| std::fs::read(p).with_context(|| format!("reading {}", p.display())))
+        .collect()
 }
 
 /// A WindowPoSt partition or a WinningPoSt, from Curio's fields.
@@ -227,6 +330,21 @@ impl ProveOpts {
             .map_or_else(local::default_params_dir, Ok)
     }
 
+    /// Proves `payload` of engine kind `kind` through an in-process engine and writes the
+    /// proof.
+    fn prove_in_engine(&self, kind: &str, payload: Vec<u8>) -> Result<()> {
+        logging::init(LogFormat::Text, "warn");
+        let bytes = local::prove_in_engine(
+            kind,
+            payload,
+            &self.params_dir()?,
+            self.backend,
+            self.gpu,
+            self.synthesis,
+        )?;
+        self.write(&bytes)
+    }
+
     fn write(&self, proof: &[u8]) -> Result<()> {
         std::fs::write(&self.out, proof)
             .with_context(|| format!("writing {}", self.out.display()))?;
@@ -247,34 +365,18 @@ impl PostArgs {
                 .id(),
             (None, None) => anyhow::bail!("give --registered-proof or --sector-size"),
         };
-        let randomness = hex(&self.randomness).context("--randomness")?;
-        let vanilla_proofs = self
-            .vanilla
-            .iter()
-            .map(|p| std::fs::read(p).with_context(|| format!("reading {}", p.display())))
-            .collect::<Result<_>>()?;
         let request = PostRequest {
             registered_proof: proof,
-            randomness,
+            randomness: hex(&self.randomness).context("--randomness")?,
             miner_id: self.miner_id,
             partition_index,
-            vanilla_proofs,
+            vanilla_proofs: read_all(&self.vanilla)?,
         };
         let kind = match post {
             PostType::Window => PostKind::WINDOW,
             PostType::Winning => PostKind::WINNING,
         };
-        logging::init(LogFormat::Text, "warn");
-        let o = &self.opts;
-        let bytes = local::prove_in_engine(
-            kind,
-            request.encode(),
-            &o.params_dir()?,
-            o.backend,
-            o.gpu,
-            o.synthesis,
-        )?;
-        o.write(&bytes)
+        self.opts.prove_in_engine(kind, request.encode())
     }
 }
 
@@ -333,6 +435,8 @@ enum PceExtract {
     /// deadline; the engine finds the file beside the parameters under its default name).
     WindowPost(SizeOut),
     WinningPost(SizeOut),
+    /// The SnapDeals update circuit (one partition's; every partition shares it).
+    Snap(SizeOut),
 }
 
 /// A sector size and where the file goes.
@@ -354,12 +458,28 @@ enum ParamgenKind {
     WindowPost(SizeOut),
     /// Parameters of the WinningPoSt circuit of a sector size.
     WinningPost(SizeOut),
+    /// Parameters of the SnapDeals update circuit of a sector size.
+    Snap(SizeOut),
 }
 
 /// `cuzk pce extract window-post | winning-post`.
 fn extract_post(post: PostType, size: &str, out: &std::path::Path) -> Result<()> {
-    let shape = cuzk_circuits::PostShape::new(post_proof(post, size)?);
-    local::write_pce(&shape, &local::extract_pce(&shape)?, out)
+    extract_fixed(PostShape::new(post_proof(post, size)?), out)
+}
+
+/// `cuzk pce extract` of a PoSt or SnapDeals circuit.
+fn extract_fixed<S>(shape: S, out: &std::path::Path) -> Result<()>
+where
+    S: cuzk_circuits::CircuitShape,
+    S::Error: std::error::Error + Send + Sync + 'static,
+{
+    let circuit = local::Fixed(shape);
+    local::write_pce(&circuit, &local::extract_pce(&circuit)?, out)
+}
+
+fn update_proof(size: &str) -> Result<RegisteredUpdateProof> {
+    RegisteredUpdateProof::for_size(size)
+        .with_context(|| format!("--sector-size {size}: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB"))
 }
 
 fn post_proof(post: PostType, size: &str) -> Result<RegisteredPostProof> {
@@ -404,15 +524,27 @@ fn main() -> Result<()> {
         Command::Prove {
             kind: ProveKind::WinningPost { post },
         } => post.prove(PostType::Winning, 0)?,
+        Command::Prove {
+            kind: ProveKind::Snap(snap),
+        } => snap.prove()?,
         Command::Paramgen {
             kind: ParamgenKind::Porep(SizeOut { sector_size, out }),
         } => local::paramgen(&SealShape::from_sector_size(&sector_size)?, &out)?,
         Command::Paramgen {
             kind: ParamgenKind::WindowPost(SizeOut { sector_size, out }),
-        } => local::paramgen_post(post_proof(PostType::Window, &sector_size)?, &out)?,
+        } => local::paramgen_fixed(
+            &PostShape::new(post_proof(PostType::Window, &sector_size)?),
+            &out,
+        )?,
         Command::Paramgen {
             kind: ParamgenKind::WinningPost(SizeOut { sector_size, out }),
-        } => local::paramgen_post(post_proof(PostType::Winning, &sector_size)?, &out)?,
+        } => local::paramgen_fixed(
+            &PostShape::new(post_proof(PostType::Winning, &sector_size)?),
+            &out,
+        )?,
+        Command::Paramgen {
+            kind: ParamgenKind::Snap(SizeOut { sector_size, out }),
+        } => local::paramgen_fixed(&SnapShape::new(update_proof(&sector_size)?), &out)?,
         Command::Pce {
             kind:
                 PceKind::Extract {
@@ -434,6 +566,12 @@ fn main() -> Result<()> {
                     kind: PceExtract::WinningPost(SizeOut { sector_size, out }),
                 },
         } => extract_post(PostType::Winning, &sector_size, &out)?,
+        Command::Pce {
+            kind:
+                PceKind::Extract {
+                    kind: PceExtract::Snap(SizeOut { sector_size, out }),
+                },
+        } => extract_fixed(SnapShape::new(update_proof(&sector_size)?), &out)?,
         Command::Pce {
             kind: PceKind::Bench { pce, runs },
         } => local::pce_bench(&pce, runs)?,
@@ -487,6 +625,7 @@ fn main() -> Result<()> {
                 proof.len()
             );
             demo_post(&dir)?;
+            demo_snap(&dir)?;
         }
     }
     Ok(())

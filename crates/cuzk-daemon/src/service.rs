@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use cuzk_circuits::snap::{RegisteredUpdateProof, SnapRequest};
 use cuzk_circuits::{C1Input, PostRequest, RegisteredPostProof};
-use cuzk_engine::kind::{CircuitId, PorepKind, PostKind};
+use cuzk_engine::kind::{CircuitId, PorepKind, PostKind, SnapKind};
 use cuzk_engine::residency::Tier;
 use cuzk_engine::{Engine, EngineError, JobId, Outcome, Priority, Request as EngineRequest};
 use cuzk_proto::diag::v1::{diagnostics_server, GetTraceRequest, GetTraceResponse, Span};
@@ -118,14 +119,12 @@ fn kind(k: i32) -> Result<&'static str, Status> {
         Ok(pb::ProofKind::PorepSealCommit) => Ok(PorepKind::NAME),
         Ok(pb::ProofKind::WindowPostPartition) => Ok(PostKind::WINDOW),
         Ok(pb::ProofKind::WinningPost) => Ok(PostKind::WINNING),
+        Ok(pb::ProofKind::SnapDealsUpdate) => Ok(SnapKind::NAME),
         Ok(pb::ProofKind::Unspecified) => Err(field(
             "proof_kind",
-            "must be set (POREP_SEAL_COMMIT, WINDOW_POST_PARTITION and WINNING_POST are served)",
+            "must be set (POREP_SEAL_COMMIT, SNAP_DEALS_UPDATE, WINDOW_POST_PARTITION or \
+             WINNING_POST)",
         )),
-        Ok(other) => Err(Status::unimplemented(format!(
-            "proof_kind: {} is not served by this daemon yet",
-            other.as_str_name()
-        ))),
         Err(_) => Err(field("proof_kind", format!("unknown value {k}"))),
     }
 }
@@ -140,10 +139,10 @@ pub fn check_submit(mut req: pb::SubmitProofRequest) -> Result<EngineRequest, St
         return Err(field("request_id", "longer than 256 bytes"));
     }
     let request_id = std::mem::take(&mut req.request_id);
-    let payload = if kind == PorepKind::NAME {
-        porep_payload(req)?
-    } else {
-        post_payload(req)?
+    let payload = match kind {
+        PorepKind::NAME => porep_payload(req)?,
+        SnapKind::NAME => snap_payload(req)?,
+        _ => post_payload(req)?,
     };
     Ok(EngineRequest {
         request_id,
@@ -192,22 +191,72 @@ fn porep_payload(req: pb::SubmitProofRequest) -> Result<Vec<u8>, Status> {
     Ok(req.vanilla_proof)
 }
 
-/// WindowPoSt / WinningPoSt: one bincode vanilla proof per sector in `vanilla_proofs`, with
-/// `registered_proof` (FFI number), 32 bytes of `randomness`, `miner_id` and, for WindowPoSt,
-/// `partition_index`.
-fn post_payload(req: pb::SubmitProofRequest) -> Result<Vec<u8>, Status> {
+/// `sector_size`, when stated, must be the proof type's.
+fn check_sector_size(req: &pb::SubmitProofRequest, proof_size: u64) -> Result<(), Status> {
+    if req.sector_size != 0 && req.sector_size != proof_size {
+        return Err(field(
+            "sector_size",
+            format!(
+                "{} bytes, but registered_proof {} is for {proof_size} bytes",
+                req.sector_size, req.registered_proof
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Vanilla proofs come in `vanilla_proofs`, one per `what`, never in `vanilla_proof`.
+fn check_vanilla_proofs(
+    req: &pb::SubmitProofRequest,
+    kind: &str,
+    what: &str,
+) -> Result<(), Status> {
     if !req.vanilla_proof.is_empty() {
         return Err(field(
             "vanilla_proof",
-            "PoSt takes vanilla_proofs (one per sector), not vanilla_proof",
+            format!("{kind} takes vanilla_proofs (one per {what}), not vanilla_proof"),
         ));
     }
     if req.vanilla_proofs.is_empty() {
         return Err(field(
             "vanilla_proofs",
-            "empty; one vanilla proof per sector",
+            format!("empty; one vanilla proof per {what}"),
         ));
     }
+    Ok(())
+}
+
+/// SnapDeals: one bincode `PartitionProof` per partition in `vanilla_proofs`, with
+/// `registered_proof` (FFI update proof number) and the three 32-byte commitments.
+fn snap_payload(req: pb::SubmitProofRequest) -> Result<Vec<u8>, Status> {
+    check_vanilla_proofs(&req, "SnapDeals", "partition")?;
+    for (name, c) in [
+        ("comm_r_old", &req.comm_r_old),
+        ("comm_r_new", &req.comm_r_new),
+        ("comm_d_new", &req.comm_d_new),
+    ] {
+        if c.len() != 32 {
+            return Err(field(name, format!("{} bytes, expected 32", c.len())));
+        }
+    }
+    let proof = RegisteredUpdateProof::parse(req.registered_proof)
+        .map_err(|r| field("registered_proof", r))?;
+    check_sector_size(&req, proof.sector_size())?;
+    Ok(SnapRequest {
+        registered_proof: req.registered_proof,
+        comm_r_old: req.comm_r_old,
+        comm_r_new: req.comm_r_new,
+        comm_d_new: req.comm_d_new,
+        vanilla_proofs: req.vanilla_proofs,
+    }
+    .encode())
+}
+
+/// WindowPoSt / WinningPoSt: one bincode vanilla proof per sector in `vanilla_proofs`, with
+/// `registered_proof` (FFI number), 32 bytes of `randomness`, `miner_id` and, for WindowPoSt,
+/// `partition_index`.
+fn post_payload(req: pb::SubmitProofRequest) -> Result<Vec<u8>, Status> {
+    check_vanilla_proofs(&req, "PoSt", "sector")?;
     if req.randomness.len() != 32 {
         return Err(field(
             "randomness",
@@ -216,17 +265,7 @@ fn post_payload(req: pb::SubmitProofRequest) -> Result<Vec<u8>, Status> {
     }
     let proof = RegisteredPostProof::parse(req.registered_proof)
         .map_err(|r| field("registered_proof", r))?;
-    if req.sector_size != 0 && req.sector_size != proof.sector_size() {
-        return Err(field(
-            "sector_size",
-            format!(
-                "{} bytes, but registered_proof {} is for {} bytes",
-                req.sector_size,
-                req.registered_proof,
-                proof.sector_size()
-            ),
-        ));
-    }
+    check_sector_size(&req, proof.sector_size())?;
     Ok(PostRequest {
         registered_proof: req.registered_proof,
         randomness: req.randomness,
@@ -643,7 +682,7 @@ mod tests {
         assert!(priority(9).unwrap_err().message().starts_with("priority: "));
         assert_eq!(kind(1).unwrap(), PorepKind::NAME);
         assert_eq!(kind(0).unwrap_err().code(), Code::InvalidArgument);
-        assert_eq!(kind(2).unwrap_err().code(), Code::Unimplemented);
+        assert_eq!(kind(2).unwrap(), SnapKind::NAME);
         assert_eq!(kind(3).unwrap(), PostKind::WINDOW);
         assert_eq!(kind(4).unwrap(), PostKind::WINNING);
         assert!(kind(99).unwrap_err().message().starts_with("proof_kind: "));

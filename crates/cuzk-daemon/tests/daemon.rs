@@ -174,6 +174,7 @@ async fn cancellation_and_bad_requests_leave_the_daemon_serving() {
     let truncated = c1()[..c1().len() / 2].to_vec();
     let mut no_kind = submit("k");
     no_kind.proof_kind = 0;
+    // A C1 output sent as a SnapDeals update: it takes vanilla_proofs.
     let mut snap = submit("u");
     snap.proof_kind = ProofKind::SnapDealsUpdate as i32;
     // A C1 output sent as a WindowPoSt: PoSt takes vanilla_proofs.
@@ -201,7 +202,7 @@ async fn cancellation_and_bad_requests_leave_the_daemon_serving() {
         ),
         (request("e", vec![]), Code::InvalidArgument, "vanilla_proof"),
         (no_kind, Code::InvalidArgument, "proof_kind"),
-        (snap, Code::Unimplemented, "proof_kind"),
+        (snap, Code::InvalidArgument, "vanilla_proof"),
         (post, Code::InvalidArgument, "vanilla_proof"),
         (prio, Code::InvalidArgument, "priority"),
         (size, Code::InvalidArgument, "sector_size"),

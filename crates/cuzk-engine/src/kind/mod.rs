@@ -7,6 +7,7 @@
 
 mod porep;
 mod post;
+mod snap;
 mod synthetic;
 
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::error::KindError;
 pub use porep::PorepKind;
 pub use post::PostKind;
+pub use snap::SnapKind;
 pub use synthetic::{SyntheticKind, SyntheticPayload};
 
 /// Names one proving key (and its PCE), e.g. `porep-2k`; residency and status use it.
@@ -86,6 +88,71 @@ impl fmt::Debug for PceSpec {
     }
 }
 
+impl From<cuzk_circuits::PartitionColumns> for PartitionColumns {
+    fn from(c: cuzk_circuits::PartitionColumns) -> Self {
+        PartitionColumns {
+            input: c.input,
+            aux: c.aux,
+            public_inputs: c.public_inputs,
+        }
+    }
+}
+
+/// Where a Filecoin kind finds its parameters (and PCE caches, beside them, under upstream's
+/// file names) and how its partitions synthesise.
+#[derive(Clone, Debug)]
+struct Files {
+    params_dir: PathBuf,
+    /// Pre-compiled constraints (extracted into `params_dir` the first time).
+    pce: bool,
+    /// With `pce`: the native witness generator, else witness-only synthesis (the reference).
+    native: bool,
+}
+
+impl Files {
+    fn new(params_dir: impl Into<PathBuf>, pce: bool) -> Self {
+        Files {
+            params_dir: params_dir.into(),
+            pce,
+            native: true,
+        }
+    }
+
+    /// How a partition synthesises with the circuit's PCE, if it has one.
+    fn synthesis<'a>(&self, pce: Option<&'a Pce>) -> cuzk_circuits::Synthesis<'a> {
+        use cuzk_circuits::Synthesis;
+        match pce {
+            None => Synthesis::Full,
+            Some(pce) if self.native => Synthesis::Native(pce),
+            Some(pce) => Synthesis::Pce(pce),
+        }
+    }
+
+    /// The resources of a fixed circuit.
+    fn spec<S>(&self, shape: S) -> CircuitSpec
+    where
+        S: cuzk_circuits::CircuitShape + Send + Sync + 'static,
+        S::Error: std::fmt::Display,
+    {
+        let [params, _, _] = shape.file_names();
+        let id = CircuitId(shape.circuit_id());
+        let pce = self.pce.then(|| PceSpec {
+            path: self.params_dir.join(shape.pce_file_name()),
+            identity: shape.pce_identity(),
+            extract: Arc::new(move || {
+                shape
+                    .extract_pce()
+                    .map_err(|e| KindError::Other(e.to_string()))
+            }),
+        });
+        CircuitSpec {
+            id,
+            params: self.params_dir.join(params),
+            pce,
+        }
+    }
+}
+
 /// A parsed, checked request.
 pub trait Plan: Send + Sync {
     fn circuit(&self) -> CircuitId;
@@ -132,9 +199,9 @@ impl Registry {
         Self::default()
     }
 
-    /// Every Filecoin proof kind cuzk serves (PoRep C2, WindowPoSt, WinningPoSt), with
-    /// parameters and PCE caches in `params_dir`; `pce` and `native` as [`PorepKind::new`]
-    /// and [`PorepKind::with_native_witness`] describe them.
+    /// Every Filecoin proof kind cuzk serves (PoRep C2, WindowPoSt, WinningPoSt, SnapDeals),
+    /// with parameters and PCE caches in `params_dir`; `pce` and `native` as
+    /// [`PorepKind::new`] and [`PorepKind::with_native_witness`] describe them.
     pub fn filecoin(params_dir: &std::path::Path, pce: bool, native: bool) -> Self {
         use cuzk_circuits::post::PostType;
         let post = |t| PostKind::new(t, params_dir, pce).with_native_witness(native);
@@ -142,6 +209,7 @@ impl Registry {
             .with(PorepKind::new(params_dir, pce).with_native_witness(native))
             .with(post(PostType::Window))
             .with(post(PostType::Winning))
+            .with(SnapKind::new(params_dir, pce).with_native_witness(native))
     }
 
     /// Adds `kind`, replacing one of the same name.

@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cuzk_circuits::{C1Input, SealShape, Synthesis};
+use cuzk_circuits::{C1Input, SealShape};
 use cuzk_pce::Pce;
 
 use super::{
-    CircuitId, CircuitSpec, KindError, PartitionColumns, PartitionInput, PceSpec, Plan, ProofKind,
+    CircuitId, CircuitSpec, Files, KindError, PartitionColumns, PartitionInput, PceSpec, Plan,
+    ProofKind,
 };
 
 /// Sector sizes and the circuit-id suffixes Curio uses (`porep-32g`).
@@ -23,9 +24,7 @@ const SIZES: [(&str, &str); 5] = [
 /// PoRep C2 with parameters (and PCE caches) in one folder under upstream's file names.
 #[derive(Clone, Debug)]
 pub struct PorepKind {
-    params_dir: PathBuf,
-    pce: bool,
-    native: bool,
+    files: Files,
 }
 
 impl PorepKind {
@@ -34,18 +33,15 @@ impl PorepKind {
     /// With `pce`, partitions use pre-compiled constraints, extracted into `params_dir` the
     /// first time a sector size is proved, and the native witness generator.
     pub fn new(params_dir: impl Into<PathBuf>, pce: bool) -> Self {
-        PorepKind {
-            params_dir: params_dir.into(),
-            pce,
-            native: true,
-        }
+        let files = Files::new(params_dir, pce);
+        PorepKind { files }
     }
 
     /// With pre-compiled constraints, whether the witness comes from the native generator
     /// (the default) or from witness-only synthesis of the circuit (the reference it is tested
     /// against, kept as a switch back).
     pub fn with_native_witness(mut self, native: bool) -> Self {
-        self.native = native;
+        self.files.native = native;
         self
     }
 
@@ -64,9 +60,12 @@ impl PorepKind {
         let id = Self::circuit_id(&shape)
             .ok_or_else(|| KindError::Other(format!("no circuit id for {shape:?}")))?;
         let [params, _, _] = shape.file_names().map_err(err)?;
-        let pce = if self.pce {
+        let pce = if self.files.pce {
             Some(PceSpec {
-                path: self.params_dir.join(shape.pce_file_name().map_err(err)?),
+                path: self
+                    .files
+                    .params_dir
+                    .join(shape.pce_file_name().map_err(err)?),
                 identity: shape.pce_identity().map_err(err)?,
                 extract: Arc::new(move || shape.extract_pce().map_err(err)),
             })
@@ -75,7 +74,7 @@ impl PorepKind {
         };
         Ok(CircuitSpec {
             id,
-            params: self.params_dir.join(params),
+            params: self.files.params_dir.join(params),
             pce,
         })
     }
@@ -86,7 +85,7 @@ struct PorepPlan {
     c1: C1Input,
     shape: SealShape,
     circuit: CircuitId,
-    native: bool,
+    files: Files,
 }
 
 impl Plan for PorepPlan {
@@ -99,14 +98,9 @@ impl Plan for PorepPlan {
     }
 
     fn synthesize(&self, partition: usize, pce: Option<&Pce>) -> Result<PartitionInput, KindError> {
-        let synthesis = match pce {
-            None => Synthesis::Full,
-            Some(pce) if self.native => Synthesis::Native(pce),
-            Some(pce) => Synthesis::Pce(pce),
-        };
         let p = self
             .shape
-            .partition_witness(&self.c1, partition, synthesis)
+            .partition_witness(&self.c1, partition, self.files.synthesis(pce))
             .map_err(|e| KindError::Partition {
                 partition,
                 reason: e.to_string(),
@@ -119,7 +113,7 @@ impl Plan for PorepPlan {
 
     /// The native generator's columns, where the native witness is on.
     fn columns(&self, partition: usize, _pce: &Pce) -> Option<Result<PartitionColumns, KindError>> {
-        self.native.then(|| {
+        self.files.native.then(|| {
             let c = self
                 .shape
                 .partition_columns(&self.c1, partition)
@@ -127,11 +121,7 @@ impl Plan for PorepPlan {
                     partition,
                     reason: e.to_string(),
                 })?;
-            Ok(PartitionColumns {
-                input: c.input,
-                aux: c.aux,
-                public_inputs: c.public_inputs,
-            })
+            Ok(c.into())
         })
     }
 }
@@ -155,7 +145,7 @@ impl ProofKind for PorepKind {
             c1,
             shape,
             circuit,
-            native: self.native,
+            files: self.files.clone(),
         }))
     }
 

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use cuzk_circuits::post::PostType;
-use cuzk_circuits::{PostPartition, PostRequest, PostShape, RegisteredPostProof, Synthesis};
+use cuzk_circuits::{PostPartition, PostRequest, PostShape, RegisteredPostProof};
 use cuzk_pce::Pce;
 
 use super::{
-    CircuitId, CircuitSpec, KindError, PartitionColumns, PartitionInput, PceSpec, Plan, ProofKind,
+    CircuitId, CircuitSpec, Files, KindError, PartitionColumns, PartitionInput, Plan, ProofKind,
 };
 
 /// One of the two PoSt kinds, with parameters (and PCE caches) in one folder under
@@ -18,9 +18,7 @@ use super::{
 #[derive(Clone, Debug)]
 pub struct PostKind {
     post: PostType,
-    params_dir: PathBuf,
-    pce: bool,
-    native: bool,
+    files: Files,
 }
 
 impl PostKind {
@@ -30,45 +28,22 @@ impl PostKind {
     /// With `pce`, partitions use pre-compiled constraints (extracted into `params_dir` the
     /// first time) and the native witness generator.
     pub fn new(post: PostType, params_dir: impl Into<PathBuf>, pce: bool) -> Self {
-        PostKind {
-            post,
-            params_dir: params_dir.into(),
-            pce,
-            native: true,
-        }
+        let files = Files::new(params_dir, pce);
+        PostKind { post, files }
     }
 
     /// With pre-compiled constraints, the native generator (default) or witness-only
     /// synthesis (the reference).
     pub fn with_native_witness(mut self, native: bool) -> Self {
-        self.native = native;
+        self.files.native = native;
         self
-    }
-
-    fn spec(&self, proof: RegisteredPostProof) -> CircuitSpec {
-        let shape = PostShape::new(proof);
-        let [params, _, _] = proof.file_names();
-        let pce = self.pce.then(|| PceSpec {
-            path: self.params_dir.join(shape.pce_file_name()),
-            identity: shape.pce_identity(),
-            extract: Arc::new(move || {
-                shape
-                    .extract_pce()
-                    .map_err(|e| KindError::Other(e.to_string()))
-            }),
-        });
-        CircuitSpec {
-            id: CircuitId(proof.circuit_id()),
-            params: self.params_dir.join(params),
-            pce,
-        }
     }
 }
 
 #[derive(Debug)]
 struct PostPlan {
     partition: PostPartition,
-    native: bool,
+    files: Files,
 }
 
 fn partition_error(e: cuzk_circuits::PostError) -> KindError {
@@ -88,12 +63,10 @@ impl Plan for PostPlan {
     }
 
     fn synthesize(&self, _: usize, pce: Option<&Pce>) -> Result<PartitionInput, KindError> {
-        let synthesis = match pce {
-            None => Synthesis::Full,
-            Some(pce) if self.native => Synthesis::Native(pce),
-            Some(pce) => Synthesis::Pce(pce),
-        };
-        let p = self.partition.witness(synthesis).map_err(partition_error)?;
+        let p = self
+            .partition
+            .witness(self.files.synthesis(pce))
+            .map_err(partition_error)?;
         Ok(PartitionInput {
             witness: p.witness,
             public_inputs: p.public_inputs,
@@ -101,14 +74,9 @@ impl Plan for PostPlan {
     }
 
     fn columns(&self, _: usize, _: &Pce) -> Option<Result<PartitionColumns, KindError>> {
-        self.native.then(|| {
-            let c = self.partition.columns().map_err(partition_error)?;
-            Ok(PartitionColumns {
-                input: c.input,
-                aux: c.aux,
-                public_inputs: c.public_inputs,
-            })
-        })
+        self.files
+            .native
+            .then(|| Ok(self.partition.columns().map_err(partition_error)?.into()))
     }
 }
 
@@ -135,7 +103,7 @@ impl ProofKind for PostKind {
         let partition = PostPartition::new(&req).map_err(payload_error)?;
         Ok(Arc::new(PostPlan {
             partition,
-            native: self.native,
+            files: self.files.clone(),
         }))
     }
 
@@ -143,6 +111,6 @@ impl ProofKind for PostKind {
         RegisteredPostProof::all()
             .filter(|p| p.post_type() == self.post)
             .find(|p| p.circuit_id() == id.0)
-            .map(|p| self.spec(p))
+            .map(|p| self.files.spec(PostShape::new(p)))
     }
 }
