@@ -120,4 +120,31 @@ fn main() {
         "winning-as-window.bin",
         &post_request(WindowPostPartition, 0, randomness, vec![winning]),
     );
+
+    // SnapDeals: the bundled upstream partition proof, as engine payload and SubmitProof request.
+    let snap = root.join("fixtures/snap/2KiB");
+    let info: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(snap.join("snap.json")).unwrap()).unwrap();
+    let comm = |name: &str| -> Vec<u8> { serde_json::from_value(info[name].clone()).unwrap() };
+    let partition = std::fs::read(snap.join("partition-0.bin")).unwrap();
+    put("snap_vanilla", "partition-0.bin", &partition);
+    let update = cuzk_circuits::snap::SnapRequest {
+        registered_proof: 0,
+        comm_r_old: comm("comm_r_old"),
+        comm_r_new: comm("comm_r_new"),
+        comm_d_new: comm("comm_d_new"),
+        vanilla_proofs: vec![partition],
+    };
+    put("snap_request", "2KiB.bin", &update.encode());
+    let submit = pb::SubmitProofRequest {
+        request_id: "seed".into(),
+        proof_kind: pb::ProofKind::SnapDealsUpdate as i32,
+        registered_proof: 0,
+        vanilla_proofs: update.vanilla_proofs,
+        comm_r_old: update.comm_r_old,
+        comm_r_new: update.comm_r_new,
+        comm_d_new: update.comm_d_new,
+        ..Default::default()
+    };
+    put("request", "snap.bin", &submit.encode_to_vec());
 }

@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use cuzk_circuits::{C1Input, SealShape, SectorIds};
-use cuzk_engine::kind::{PostKind, Registry};
+use cuzk_engine::kind::{PostKind, Registry, SnapKind};
 use cuzk_groth16::params::{ProvingKey, Validation, VerifyingKey};
 use cuzk_pce::Pce;
 use cuzk_proto::v1 as pb;
@@ -16,14 +16,40 @@ use prost::Message;
 pub type Harness = fn(&[u8]);
 
 /// The harnesses by name (the fuzz target names and the corpus folder names).
-pub const TARGETS: [(&str, Harness); 6] = [
+pub const TARGETS: [(&str, Harness); 8] = [
     ("c1", c1),
     ("params", params),
     ("pce", pce),
     ("request", request),
     ("post_vanilla", post_vanilla),
     ("post_request", post_request),
+    ("snap_vanilla", snap_vanilla),
+    ("snap_request", snap_request),
 ];
+
+/// One bincode `PartitionProof`: what reads writes back byte for byte (the reader is exact),
+/// and is checked as the one partition of a 2 KiB update.
+pub fn snap_vanilla(data: &[u8]) {
+    let Ok(proof) = cuzk_circuits::snap::PartitionProof::parse(data) else {
+        return;
+    };
+    assert_eq!(proof.to_bytes(), data, "the reader is exact");
+    let _ = cuzk_circuits::snap::SnapUpdate::new(&cuzk_circuits::snap::SnapRequest {
+        registered_proof: 0,
+        comm_r_old: vec![1; 32],
+        comm_r_new: vec![2; 32],
+        comm_d_new: vec![3; 32],
+        vanilla_proofs: vec![data.to_vec()],
+    });
+}
+
+/// An engine payload of the SnapDeals kind (`SnapRequest::encode`'s format), planned.
+pub fn snap_request(data: &[u8]) {
+    let _ = registry()
+        .get(SnapKind::NAME)
+        .expect("registered")
+        .plan(data);
+}
 
 /// One bincode `FallbackPoStSectorProof`: what reads writes back byte for byte (the reader is
 /// exact), and is checked as the one sector of a WindowPoSt and of a WinningPoSt.
@@ -100,7 +126,7 @@ pub fn pce(data: &[u8]) {
 }
 
 /// A gRPC `SubmitProofRequest` as it arrives off the wire: decode, the daemon's field checks,
-/// the kind's payload checks (PoRep C2, WindowPoSt, WinningPoSt). Job and circuit ids get the same treatment as strings.
+/// the kind's payload checks (PoRep C2, WindowPoSt, WinningPoSt, SnapDeals). Job and circuit ids get the same treatment as strings.
 pub fn request(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let _ = cuzk_daemon::service::parse_job_id(&text);

@@ -10,7 +10,12 @@
 //! their WindowPoSt (V1_2) and WinningPoSt vanilla proofs as Curio's workers make them
 //! (`window-<i>.bin`, `winning.bin`, bincode) and `post.json` (randomness, miner id, sectors).
 //!
-//! Sealing needs no Groth16 parameters. The SDR parent cache goes to `FIL_PROOFS_PARENT_CACHE`
+//! With `--snap`, it also seals a 2 KiB sector, updates it with fresh random deal data
+//! (SnapDeals) and writes, under `fixtures/snap/2KiB/`, its vanilla partition proofs as Curio
+//! sends them (`partition-<k>.bin`, bincode) and `snap.json` (update proof type, sector size,
+//! `comm_r_old`, `comm_r_new`, `comm_d_new`).
+//!
+//! Sealing and updating need no Groth16 parameters. The SDR parent cache goes to `FIL_PROOFS_PARENT_CACHE`
 //! (set to `<out>/../.cache/parents` when unset, so the tool never writes to /var/tmp).
 
 use std::fs;
@@ -34,6 +39,9 @@ struct Args {
     /// Also write the PoSt fixtures into this folder.
     #[arg(long)]
     post: Option<PathBuf>,
+    /// Also write the SnapDeals fixtures into this folder.
+    #[arg(long)]
+    snap: Option<PathBuf>,
 }
 
 fn main() -> Result<()> {
@@ -55,6 +63,11 @@ fn main() -> Result<()> {
     }
     if let Some(dir) = &args.post {
         post_fixtures(dir, &mut rng)?;
+    }
+    if let Some(dir) = &args.snap {
+        let dir = dir.join("2KiB");
+        cuzk_upstream_tools::snap::update_fresh_sector("2KiB", &mut rng)?.write_fixture(&dir)?;
+        eprintln!("SnapDeals vanilla proofs: {}", dir.display());
     }
     Ok(())
 }

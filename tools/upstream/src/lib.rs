@@ -12,7 +12,7 @@ use filecoin_proofs::constants::{DefaultPieceHasher, SectorShape2KiB, SectorShap
 use filecoin_proofs_api::seal::{
     add_piece, seal_commit_phase1, seal_pre_commit_phase1, seal_pre_commit_phase2, verify_seal,
 };
-use filecoin_proofs_api::{RegisteredSealProof, SectorId, UnpaddedBytesAmount};
+use filecoin_proofs_api::{PieceInfo, RegisteredSealProof, SectorId, UnpaddedBytesAmount};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
@@ -21,6 +21,7 @@ use storage_proofs_core::parameter_cache::VERSION;
 use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
 
 pub mod post;
+pub mod snap;
 
 /// The current (V1_1) proof type of a test sector size.
 pub fn proof_type(size: &str) -> Result<RegisteredSealProof> {
@@ -115,7 +116,6 @@ pub fn seal(size: &str, rng: &mut impl RngCore) -> Result<(Vec<u8>, SectorInfo)>
 /// [`seal`], keeping the sealed replica and its cache (for PoSt vanilla proofs).
 pub fn seal_sector(size: &str, rng: &mut impl RngCore) -> Result<Sealed> {
     let proof = proof_type(size)?;
-    let sector_size = u64::from(proof.sector_size());
     let work = tempfile::tempdir()?;
     let cache = work.path().join("cache");
     fs::create_dir_all(&cache)?;
@@ -123,17 +123,7 @@ pub fn seal_sector(size: &str, rng: &mut impl RngCore) -> Result<Sealed> {
     let sealed = work.path().join("sealed");
     fs::File::create(&sealed)?;
 
-    let unpadded = sector_size / 128 * 127;
-    let mut data = vec![0u8; unpadded as usize];
-    rng.fill_bytes(&mut data);
-    let (piece, _) = add_piece(
-        proof,
-        &data[..],
-        fs::File::create(&staged)?,
-        UnpaddedBytesAmount(unpadded),
-        &[],
-    )?;
-    let pieces = [piece];
+    let pieces = [random_piece(proof, &staged, rng)?];
 
     let prover_id = fr_bytes(rng);
     let ticket = fr_bytes(rng);
@@ -163,6 +153,27 @@ pub fn seal_sector(size: &str, rng: &mut impl RngCore) -> Result<Sealed> {
     })
 }
 
+/// Writes one piece of random data filling a whole sector of `proof`'s size to `staged`,
+/// fr32-padded by upstream `add_piece` (so every 32-byte node is a field element), and returns
+/// its piece info: the deal data of a fresh sector or of a SnapDeals update.
+pub(crate) fn random_piece(
+    proof: RegisteredSealProof,
+    staged: &Path,
+    rng: &mut impl RngCore,
+) -> Result<PieceInfo> {
+    let unpadded = u64::from(proof.sector_size()) / 128 * 127;
+    let mut data = vec![0u8; unpadded as usize];
+    rng.fill_bytes(&mut data);
+    let (piece, _) = add_piece(
+        proof,
+        &data[..],
+        fs::File::create(staged)?,
+        UnpaddedBytesAmount(unpadded),
+        &[],
+    )?;
+    Ok(piece)
+}
+
 fn generate<Tree: 'static + MerkleTreeTrait>(
     proof: RegisteredSealProof,
     out: &Path,
@@ -180,8 +191,18 @@ fn generate<Tree: 'static + MerkleTreeTrait>(
     let blank = <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::blank_circuit(
         &pp.vanilla_params,
     );
+    setup_into(blank, out, &proof.circuit_identifier()?)
+}
+
+/// [`random_setup`] of `blank`, written by [`write_params`] under circuit identifier `id`:
+/// every upstream `paramgen`. Returns the setup time.
+pub(crate) fn setup_into(
+    blank: impl bellperson::Circuit<blstrs::Scalar>,
+    out: &Path,
+    id: &str,
+) -> Result<Duration> {
     let (params, took) = random_setup(blank)?;
-    write_params(&params, out, &proof.circuit_identifier()?)?;
+    write_params(&params, out, id)?;
     Ok(took)
 }
 

@@ -22,7 +22,7 @@ use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCompound};
 
-use crate::{random_setup, write_params, Sealed};
+use crate::{setup_into, Sealed};
 
 /// Upstream's PoSt proof type of FFI number `id` (Winning 0-4, Window V1 5-9, V1_2 10-14), by
 /// its name (cuzk's and upstream's agree; `cuzk-circuits`' tests check the numbering).
@@ -169,13 +169,11 @@ fn generate<Tree: 'static + MerkleTreeTrait>(
     let blank = <Compound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::blank_circuit(
         &pp.vanilla_params,
     );
-    let (params, took) = random_setup(blank)?;
     let id = <Compound<Tree> as CacheableParameters<
         storage_proofs_post::fallback::FallbackPoStCircuit<Tree>,
         _,
     >>::cache_identifier(&pp.vanilla_params);
-    write_params(&params, out, &id)?;
-    Ok(took)
+    setup_into(blank, out, &id)
 }
 
 /// bellperson's random setup of a test-size PoSt circuit, written into `out` under upstream's
