@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 use cuzk_circuits::post::PostType;
-use cuzk_circuits::{PostPartition, PostRequest, PostShape, RegisteredPostProof};
+use cuzk_circuits::{CircuitShape, PostPartition, PostRequest, PostShape, RegisteredPostProof};
 use cuzk_engine::kind::PostKind;
 use cuzk_engine::{Engine, EngineError, JobState, Outcome, Priority, Request, Wait};
 use cuzk_groth16::params::VerifyingKey;

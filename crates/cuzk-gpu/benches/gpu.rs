@@ -350,7 +350,7 @@ fn bench_pce_32gib(n: usize) {
 /// stage times). The key is **synthetic** (random points tiled to the query lengths).
 fn bench_post_32gib(id: u64) {
     use cuzk_circuits::post::random;
-    use cuzk_circuits::{PostPartition, PostShape, RegisteredPostProof};
+    use cuzk_circuits::{CircuitShape, PostPartition, PostShape, RegisteredPostProof};
     use std::sync::Arc;
     let proof = RegisteredPostProof::from_id(id).unwrap();
     let label = proof.circuit_id();

@@ -6,7 +6,7 @@
 mod common;
 
 use common::fixture;
-use cuzk_circuits::{PostPartition, PostRequest, PostShape, Synthesis};
+use cuzk_circuits::{CircuitShape, PostPartition, PostRequest, PostShape, Synthesis};
 use cuzk_gpu::GpuBackend;
 use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};

@@ -234,7 +234,7 @@ impl UpdateCircuit {
             &mut count,
         )?;
         let mut lengths = vec![head_len];
-        lengths.extend(std::iter::repeat_n(count.0, self.challenges.len()));
+        lengths.extend(vec![count.0; self.challenges.len()]);
         let (aux, inputs) = fill(&lengths, |i, cursor| {
             let mut inputs = Vec::new();
             if i == 0 {
