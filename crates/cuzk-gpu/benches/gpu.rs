@@ -10,7 +10,8 @@
 //! `CUZK_GPU_BENCH_HOST=0` leaves out its host-path comparison. wpost32g and winning32g do
 //! the same for one 32 GiB WindowPoSt partition (2349 sectors) and a 32 GiB WinningPoSt: the
 //! real circuit's PCE, a random well-formed vanilla set (sparse trees, every check passes),
-//! a synthetic key.
+//! a synthetic key; snap32g for one partition of a 32 GiB SnapDeals update (a random
+//! well-formed update: `cuzk_circuits::snap::random`).
 //!
 //! The 32 GiB-shaped SRS is **synthetic**: 2^20 distinct random G1 points and 2^18 distinct G2
 //! points tiled to the real query lengths (FACTS.md), with a random witness (2/5 zeros, 2/5
@@ -344,17 +345,69 @@ fn bench_pce_32gib(n: usize) {
     }
 }
 
-/// One PoSt partition of FFI proof type `id` at 32 GiB on the real circuit: PCE extraction,
-/// the request's checks, the native witness, the L/A/B scalar classes, then `prove_assigned`
-/// (first, with the PCE upload, and the median of three; `RUST_LOG=cuzk_gpu=debug` prints the
-/// stage times). The key is **synthetic** (random points tiled to the query lengths).
+/// One PoSt partition of FFI proof type `id` at 32 GiB on the real circuit, from a random
+/// well-formed vanilla set (see [`bench_fixed_32gib`]).
 fn bench_post_32gib(id: u64) {
     use cuzk_circuits::post::random;
-    use cuzk_circuits::{CircuitShape, PostPartition, PostShape, RegisteredPostProof};
-    use std::sync::Arc;
+    use cuzk_circuits::{PostPartition, PostShape, RegisteredPostProof};
     let proof = RegisteredPostProof::from_id(id).unwrap();
-    let label = proof.circuit_id();
-    let shape = PostShape::new(proof);
+    bench_fixed_32gib(&PostShape::new(proof), id, |rng| {
+        let req = random::request(proof, proof.sectors(), 0, rng);
+        let t = Instant::now();
+        let p = PostPartition::new(&req).unwrap();
+        println!(
+            "{}: request parsed and checked in {:.2?}",
+            proof.circuit_id(),
+            t.elapsed()
+        );
+        let t = Instant::now();
+        let cols = p.columns().unwrap();
+        println!(
+            "{}: native witness in {:.2?}",
+            proof.circuit_id(),
+            t.elapsed()
+        );
+        cols
+    });
+}
+
+/// One 32 GiB SnapDeals update partition (of 16) on the real circuit, from a random
+/// well-formed update (see [`bench_fixed_32gib`]).
+fn bench_snap_32gib() {
+    use cuzk_circuits::snap::{random, RegisteredUpdateProof, SnapShape, SnapUpdate};
+    let proof = RegisteredUpdateProof::parse(3).unwrap();
+    bench_fixed_32gib(&SnapShape::new(proof), 3, |rng| {
+        let req = random::update(proof, rng);
+        let t = Instant::now();
+        let u = SnapUpdate::new(&req).unwrap();
+        println!(
+            "snap-32g: 16 partitions parsed and checked in {:.2?}",
+            t.elapsed()
+        );
+        let t = Instant::now();
+        let cols = u.columns(0).unwrap();
+        println!(
+            "snap-32g: native witness of partition 0 in {:.2?}",
+            t.elapsed()
+        );
+        cols
+    });
+}
+
+/// One partition of a fixed circuit at 32 GiB: PCE extraction, a random well-formed request
+/// (checked) and its native witness (`columns`), the L/A/B scalar classes, then
+/// `prove_assigned` (first, with the PCE upload, and the median of three;
+/// `RUST_LOG=cuzk_gpu=debug` prints the stage times). The key is **synthetic** (random points
+/// tiled to the query lengths).
+fn bench_fixed_32gib<S: cuzk_circuits::CircuitShape>(
+    shape: &S,
+    seed: u64,
+    columns: impl FnOnce(&mut rand_chacha::ChaCha8Rng) -> cuzk_circuits::PartitionColumns,
+) where
+    S::Error: std::fmt::Debug,
+{
+    use std::sync::Arc;
+    let label = shape.circuit_id();
     let t = Instant::now();
     let pce = Arc::new(shape.extract_pce().unwrap());
     println!(
@@ -364,20 +417,13 @@ fn bench_post_32gib(id: u64) {
         pce.num_inputs,
         pce.num_aux
     );
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(id);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let t = Instant::now();
-    let req = random::request(proof, proof.sectors(), 0, &mut rng);
+    let cols = columns(&mut rng);
     println!(
-        "{label}: random vanilla set of {} sectors in {:.1?}",
-        proof.sectors(),
+        "{label}: random request and its witness in {:.1?}",
         t.elapsed()
     );
-    let t = Instant::now();
-    let p = PostPartition::new(&req).unwrap();
-    println!("{label}: request parsed and checked in {:.2?}", t.elapsed());
-    let t = Instant::now();
-    let cols = p.columns().unwrap();
-    println!("{label}: native witness in {:.2?}", t.elapsed());
     let t = Instant::now();
     let pk = pce.tiled_key();
     println!("{label}: synthetic key built in {:.1?}", t.elapsed());
@@ -397,7 +443,7 @@ fn bench_post_32gib(id: u64) {
     let t = Instant::now();
     backend.preload(&pk).unwrap();
     println!("{label}: key upload {:.2?}", t.elapsed());
-    let rs = Randomness::random(&mut ChaCha20Rng::seed_from_u64(id));
+    let rs = Randomness::random(&mut ChaCha20Rng::seed_from_u64(seed));
     let t = Instant::now();
     backend
         .prove_assigned(&pk, &pce, &cols.input, &cols.aux, &rs)
@@ -550,6 +596,7 @@ fn main() {
             "pce32g" => bench_pce_32gib(partitions),
             "wpost32g" => bench_post_32gib(13),
             "winning32g" => bench_post_32gib(3),
+            "snap32g" => bench_snap_32gib(),
             other => eprintln!("unknown section {other}"),
         }
     }

@@ -12,6 +12,7 @@
 
 pub mod circuit;
 pub mod proof_type;
+pub mod random;
 pub mod vanilla;
 pub mod witness;
 

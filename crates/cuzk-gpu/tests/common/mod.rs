@@ -14,3 +14,48 @@ pub fn fixture(path: &str) -> PathBuf {
         PathBuf::from("fixtures").join(path)
     }
 }
+
+/// A fixed circuit's 2 KiB partition on every GPU: a fresh key, then the CPU reference proof
+/// (which must verify) against `prove` (witness from the host) and `prove_assigned` (columns,
+/// PCE on the device): the same bytes.
+#[allow(dead_code)] // each test binary compiles this module; not all of them use this
+pub fn gpu_proofs_equal_the_cpu_reference<S>(
+    shape: &S,
+    witness: impl Fn(&cuzk_pce::Pce) -> cuzk_circuits::PartitionWitness,
+    columns: cuzk_circuits::PartitionColumns,
+    seed: u64,
+) where
+    S: cuzk_circuits::CircuitShape,
+    S::Error: std::fmt::Debug,
+{
+    use cuzk_gpu::GpuBackend;
+    use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
+    use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
+    use cuzk_pce::PceBackend;
+    use rand_chacha::rand_core::SeedableRng;
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let label = shape.circuit_id();
+    let pk = shape.generate_params(&mut rng).unwrap();
+    let pce = std::sync::Arc::new(shape.extract_pce().unwrap());
+    let w = witness(&pce);
+    let rs = [Randomness::random(&mut rng)];
+    let want = CpuBackend
+        .prove(&pk, std::slice::from_ref(&w.witness), &rs)
+        .unwrap();
+    let pvk = PreparedVerifyingKey::new(&pk.vk);
+    assert!(
+        verify_proof(&pvk, &want[0], &w.public_inputs).unwrap(),
+        "{label}"
+    );
+    for ordinal in 0..cuzk_gpu::count().unwrap() {
+        let gpu = GpuBackend::new(ordinal).unwrap();
+        let got = gpu
+            .prove(&pk, std::slice::from_ref(&w.witness), &rs)
+            .unwrap();
+        assert_eq!(got, want, "{label}, GPU {ordinal}, prove");
+        let got = gpu
+            .prove_assigned(&pk, &pce, &columns.input, &columns.aux, &rs[0])
+            .unwrap();
+        assert_eq!(vec![got], want, "{label}, GPU {ordinal}, prove_assigned");
+    }
+}
