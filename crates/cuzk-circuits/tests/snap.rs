@@ -105,7 +105,6 @@ fn blank_circuit_is_upstreams_at_test_sizes() {
 
 /// 512 MiB has the production challenge count (86) and 16 partitions over an 8-0-0 TreeR.
 #[test]
-#[ignore = "about a minute of synthesis per side; run with --ignored"]
 fn blank_circuit_is_upstreams_at_512mib() {
     blank_is_upstreams::<SectorShape512MiB>(2);
 }
