@@ -351,58 +351,52 @@ fn bench_post_32gib(id: u64) {
     use cuzk_circuits::post::random;
     use cuzk_circuits::{PostPartition, PostShape, RegisteredPostProof};
     let proof = RegisteredPostProof::from_id(id).unwrap();
-    bench_fixed_32gib(&PostShape::new(proof), id, |rng| {
-        let req = random::request(proof, proof.sectors(), 0, rng);
-        let t = Instant::now();
-        let p = PostPartition::new(&req).unwrap();
-        println!(
-            "{}: request parsed and checked in {:.2?}",
-            proof.circuit_id(),
-            t.elapsed()
-        );
-        let t = Instant::now();
-        let cols = p.columns().unwrap();
-        println!(
-            "{}: native witness in {:.2?}",
-            proof.circuit_id(),
-            t.elapsed()
-        );
-        cols
-    });
+    let label = proof.circuit_id();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(id);
+    let t = Instant::now();
+    let req = random::request(proof, proof.sectors(), 0, &mut rng);
+    println!(
+        "{label}: random vanilla set of {} sectors in {:.1?}",
+        proof.sectors(),
+        t.elapsed()
+    );
+    let t = Instant::now();
+    let p = PostPartition::new(&req).unwrap();
+    println!("{label}: request parsed and checked in {:.2?}", t.elapsed());
+    bench_fixed_32gib(&PostShape::new(proof), id, 1, |_| p.columns().unwrap());
 }
 
-/// One 32 GiB SnapDeals update partition (of 16) on the real circuit, from a random
-/// well-formed update (see [`bench_fixed_32gib`]).
+/// A 32 GiB SnapDeals update on the real circuit, from a random well-formed update (see
+/// [`bench_fixed_32gib`]): one partition, then all 16.
 fn bench_snap_32gib() {
     use cuzk_circuits::snap::{random, RegisteredUpdateProof, SnapShape, SnapUpdate};
     let proof = RegisteredUpdateProof::parse(3).unwrap();
-    bench_fixed_32gib(&SnapShape::new(proof), 3, |rng| {
-        let req = random::update(proof, rng);
-        let t = Instant::now();
-        let u = SnapUpdate::new(&req).unwrap();
-        println!(
-            "snap-32g: 16 partitions parsed and checked in {:.2?}",
-            t.elapsed()
-        );
-        let t = Instant::now();
-        let cols = u.columns(0).unwrap();
-        println!(
-            "snap-32g: native witness of partition 0 in {:.2?}",
-            t.elapsed()
-        );
-        cols
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let t = Instant::now();
+    let req = random::update(proof, &mut rng);
+    println!("snap-32g: random update in {:.1?}", t.elapsed());
+    let t = Instant::now();
+    let u = SnapUpdate::new(&req).unwrap();
+    println!(
+        "snap-32g: 16 partitions parsed and checked in {:.2?}",
+        t.elapsed()
+    );
+    bench_fixed_32gib(&SnapShape::new(proof), 3, u.partitions(), |k| {
+        u.columns(k).unwrap()
     });
 }
 
-/// One partition of a fixed circuit at 32 GiB: PCE extraction, a random well-formed request
-/// (checked) and its native witness (`columns`), the L/A/B scalar classes, then
-/// `prove_assigned` (first, with the PCE upload, and the median of three;
-/// `RUST_LOG=cuzk_gpu=debug` prints the stage times). The key is **synthetic** (random points
-/// tiled to the query lengths).
+/// A fixed circuit at 32 GiB: PCE extraction, a checked request's native witness
+/// (`columns(k)` of partition k), the L/A/B scalar classes, then `prove_assigned` (first, with
+/// the PCE upload, and the median of three; `RUST_LOG=cuzk_gpu=debug` prints the stage
+/// times); with several partitions, all of them back to back, each witness made on the host
+/// while the GPU proves the one before (the engine's pipeline with one partition ahead). The
+/// key is **synthetic** (random points tiled to the query lengths).
 fn bench_fixed_32gib<S: cuzk_circuits::CircuitShape>(
     shape: &S,
     seed: u64,
-    columns: impl FnOnce(&mut rand_chacha::ChaCha8Rng) -> cuzk_circuits::PartitionColumns,
+    partitions: usize,
+    columns: impl Fn(usize) -> cuzk_circuits::PartitionColumns + Sync,
 ) where
     S::Error: std::fmt::Debug,
 {
@@ -417,13 +411,9 @@ fn bench_fixed_32gib<S: cuzk_circuits::CircuitShape>(
         pce.num_inputs,
         pce.num_aux
     );
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let t = Instant::now();
-    let cols = columns(&mut rng);
-    println!(
-        "{label}: random request and its witness in {:.1?}",
-        t.elapsed()
-    );
+    let cols = columns(0);
+    println!("{label}: native witness in {:.2?}", t.elapsed());
     let t = Instant::now();
     let pk = pce.tiled_key();
     println!("{label}: synthetic key built in {:.1?}", t.elapsed());
@@ -461,6 +451,28 @@ fn bench_fixed_32gib<S: cuzk_circuits::CircuitShape>(
         3,
     );
     println!("{label}: prove_assigned: median {t:.2?}");
+    if partitions > 1 {
+        drop(cols);
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            let columns = &columns;
+            s.spawn(move || {
+                for k in 0..partitions {
+                    tx.send(columns(k)).unwrap();
+                }
+            });
+            for cols in rx {
+                backend
+                    .prove_assigned(&pk, &pce, &cols.input, &cols.aux, &rs)
+                    .unwrap();
+            }
+        });
+        println!(
+            "{label}: all {partitions} partitions back to back: {:.2?}",
+            t.elapsed()
+        );
+    }
 }
 
 /// How many of `v` are zero and one (the witness MSMs skip zeros and batch-add ones).
