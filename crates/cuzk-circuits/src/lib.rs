@@ -12,6 +12,7 @@
 pub mod c1;
 pub mod challenges;
 mod codec;
+mod error;
 pub mod graph;
 mod payload;
 pub mod porep;
@@ -24,6 +25,7 @@ pub mod vanilla;
 pub mod witness;
 
 pub use c1::{C1Error, C1Input};
+pub use error::RequestError;
 pub use porep::{PartitionColumns, PartitionWitness, PorepError, SealShape, SectorIds, Synthesis};
 pub use post::{PostError, PostPartition, PostRequest, PostShape, RegisteredPostProof};
 pub use registry::RegisteredSealProof;

@@ -104,3 +104,81 @@ impl Target {
         Ok(DiagnosticsClient::with_interceptor(channel, self.token()?))
     }
 }
+
+/// Several daemons (one per GPU host) used as one, the way Curio's task scheduler spreads
+/// proofs over machines: each job goes to the reachable daemon with the fewest jobs queued or
+/// running (`GetStatus`), ties to the first. A daemon that does not answer takes no jobs until
+/// it does again. Jobs are submitted (durably accepted) before the next is placed, so the next
+/// choice sees them.
+#[derive(Clone, Debug)]
+pub struct Spread {
+    targets: Vec<Target>,
+}
+
+impl Spread {
+    pub fn new(targets: Vec<Target>) -> Self {
+        Spread { targets }
+    }
+
+    /// Each daemon's queue depth (pending + in progress over every proof kind), `None` where
+    /// it does not answer.
+    pub async fn depths(&self) -> Vec<Option<u64>> {
+        let mut out = Vec::with_capacity(self.targets.len());
+        for t in &self.targets {
+            let depth = async {
+                let status = t
+                    .connect()
+                    .await?
+                    .get_status(cuzk_proto::v1::GetStatusRequest {})
+                    .await?
+                    .into_inner();
+                Ok::<_, anyhow::Error>(
+                    status
+                        .queues
+                        .iter()
+                        .map(|q| u64::from(q.pending) + u64::from(q.in_progress))
+                        .sum(),
+                )
+            };
+            out.push(depth.await.ok());
+        }
+        out
+    }
+
+    /// Submits `req` to the least-loaded reachable daemon: its index and the job id.
+    pub async fn submit(&self, req: cuzk_proto::v1::SubmitProofRequest) -> Result<(usize, String)> {
+        let (daemon, _) = self
+            .depths()
+            .await
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, d)| Some((i, d?)))
+            .min_by_key(|&(_, d)| d)
+            .context("no daemon answers GetStatus")?;
+        let job = self.targets[daemon]
+            .connect()
+            .await?
+            .submit_proof(req)
+            .await?
+            .into_inner()
+            .job_id;
+        Ok((daemon, job))
+    }
+
+    /// Waits for job `job_id` on daemon `daemon` (as [`Spread::submit`] returned them).
+    pub async fn await_job(
+        &self,
+        daemon: usize,
+        job_id: &str,
+    ) -> Result<cuzk_proto::v1::AwaitProofResponse> {
+        Ok(self.targets[daemon]
+            .connect()
+            .await?
+            .await_proof(cuzk_proto::v1::AwaitProofRequest {
+                job_id: job_id.into(),
+                timeout_ms: 0,
+            })
+            .await?
+            .into_inner())
+    }
+}

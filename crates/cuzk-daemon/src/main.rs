@@ -258,11 +258,9 @@ struct SnapArgs {
 impl SnapArgs {
     /// Runs the update through an in-process engine and writes the proof.
     fn prove(self) -> Result<()> {
-        let proof = match (self.registered_proof, &self.sector_size) {
-            (Some(id), _) => id,
-            (None, Some(size)) => update_proof(size)?.id(),
-            (None, None) => anyhow::bail!("give --registered-proof or --sector-size"),
-        };
+        let proof = proof_id(self.registered_proof, &self.sector_size, |size| {
+            Ok(update_proof(size)?.id())
+        })?;
         let request = SnapRequest {
             registered_proof: proof,
             comm_r_old: hex(&self.comm_r_old).context("--comm-r-old")?,
@@ -271,6 +269,19 @@ impl SnapArgs {
             vanilla_proofs: read_all(&self.vanilla)?,
         };
         self.opts.prove_in_engine(SnapKind::NAME, request.encode())
+    }
+}
+
+/// The proof type a `prove` names: `--registered-proof`, else the one of `--sector-size`.
+fn proof_id(
+    registered_proof: Option<u64>,
+    sector_size: &Option<String>,
+    of_size: impl Fn(&str) -> Result<u64>,
+) -> Result<u64> {
+    match (registered_proof, sector_size) {
+        (Some(id), _) => Ok(id),
+        (None, Some(size)) => of_size(size),
+        (None, None) => anyhow::bail!("give --registered-proof or --sector-size"),
     }
 }
 
@@ -356,15 +367,9 @@ impl ProveOpts {
 impl PostArgs {
     /// Runs the request through an in-process engine and writes the proof.
     fn prove(self, post: PostType, partition_index: u32) -> Result<()> {
-        let proof = match (self.registered_proof, &self.sector_size) {
-            (Some(id), _) => id,
-            (None, Some(size)) => RegisteredPostProof::current(post, size)
-                .with_context(|| {
-                    format!("--sector-size {size}: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB")
-                })?
-                .id(),
-            (None, None) => anyhow::bail!("give --registered-proof or --sector-size"),
-        };
+        let proof = proof_id(self.registered_proof, &self.sector_size, |size| {
+            Ok(post_proof(post, size)?.id())
+        })?;
         let request = PostRequest {
             registered_proof: proof,
             randomness: hex(&self.randomness).context("--randomness")?,

@@ -7,8 +7,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
 use cuzk_daemon::client::Target;
 use cuzk_proto::v1::await_proof_response::Status as AwaitStatus;
@@ -17,23 +15,6 @@ use cuzk_upstream_tools::post::{self as upstream, prover_id};
 use cuzk_upstream_tools::Sealed;
 use rand::{Rng, SeedableRng};
 use tonic::Code;
-
-/// Window V1_2 and Winning V1 at 2 KiB (FFI numbers).
-const WINDOW: u64 = 10;
-const WINNING: u64 = 0;
-
-/// Upstream's parameters of both 2 KiB PoSt circuits in `dir` (generated once, under a lock).
-fn ensure_post_params(dir: &Path) {
-    let _lock = lock(&dir.join("post-2k"));
-    for id in [WINDOW, WINNING] {
-        let proof = cuzk_circuits::RegisteredPostProof::from_id(id).unwrap();
-        let [params, ..] = proof.file_names();
-        if !dir.join(&params).exists() {
-            let took = upstream::paramgen(id, dir).unwrap();
-            eprintln!("upstream paramgen {}: {took:?}", proof.circuit_id());
-        }
-    }
-}
 
 struct Deadline {
     sectors: Vec<Sealed>,
@@ -116,15 +97,6 @@ impl Deadline {
     }
 }
 
-async fn prove(
-    target: &Target,
-    req: pb::SubmitProofRequest,
-) -> Result<pb::AwaitProofResponse, tonic::Status> {
-    let mut c = target.connect().await.unwrap();
-    let r = c.prove(pb::ProveRequest { submit: Some(req) }).await?;
-    Ok(r.into_inner().result.unwrap())
-}
-
 fn completed(r: pb::AwaitProofResponse) -> Vec<u8> {
     assert_eq!(r.status, AwaitStatus::Completed as i32, "{r:?}");
     assert_eq!(r.proof.len(), 192);
@@ -146,7 +118,7 @@ async fn window_and_winning_post_through_the_daemon_verify_upstream() {
     let mut proofs = Vec::new();
     for (k, vanilla) in d.partitions().into_iter().enumerate() {
         let req = d.request(ProofKind::WindowPostPartition, WINDOW, k as u32, vanilla);
-        proofs.push(completed(prove(&target, req).await.unwrap()));
+        proofs.push(completed(prove_rpc(&target, req).await.unwrap()));
     }
     assert!(d.window_verdict(&proofs), "upstream verify_window_post");
     proofs.swap(0, 1);
@@ -158,7 +130,7 @@ async fn window_and_winning_post_through_the_daemon_verify_upstream() {
     let winning = d.vanilla(WINNING, &d.all()[..1]);
     let mut req = d.request(ProofKind::WinningPost, WINNING, 0, winning);
     req.priority = Priority::Critical as i32;
-    let proof = completed(prove(&target, req).await.unwrap());
+    let proof = completed(prove_rpc(&target, req).await.unwrap());
     assert!(d.winning_verdict(&proof), "upstream verify_winning_post");
 
     // Refusals name the field, and the daemon keeps serving.
@@ -182,11 +154,11 @@ async fn window_and_winning_post_through_the_daemon_verify_upstream() {
         (other_randomness, "inclusion_proofs[0]"),
         (garbage, "vanilla_proofs[1]"),
     ] {
-        let e = prove(&target, req).await.unwrap_err();
+        let e = prove_rpc(&target, req).await.unwrap_err();
         assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
         assert!(e.message().contains(names), "{names}: {}", e.message());
     }
-    let again = completed(prove(&target, good).await.unwrap());
+    let again = completed(prove_rpc(&target, good).await.unwrap());
     assert_eq!(again.len(), 192);
 }
 

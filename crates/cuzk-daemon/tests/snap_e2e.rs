@@ -60,15 +60,6 @@ fn verdict(u: &Updated, proof: &[u8]) -> bool {
     .unwrap()
 }
 
-async fn prove(
-    target: &Target,
-    req: pb::SubmitProofRequest,
-) -> Result<pb::AwaitProofResponse, tonic::Status> {
-    let mut c = target.connect().await.unwrap();
-    let r = c.prove(pb::ProveRequest { submit: Some(req) }).await?;
-    Ok(r.into_inner().result.unwrap())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snap_update_through_the_daemon_verifies_upstream() {
     let params = params_dir();
@@ -80,7 +71,7 @@ async fn snap_update_through_the_daemon_verifies_upstream() {
         addr: daemon.addr(),
         ..Default::default()
     };
-    let r = prove(&target, request(&u)).await.unwrap();
+    let r = prove_rpc(&target, request(&u)).await.unwrap();
     assert_eq!(r.status, AwaitStatus::Completed as i32, "{r:?}");
     assert_eq!(r.proof.len(), 192);
     assert!(
@@ -112,11 +103,11 @@ async fn snap_update_through_the_daemon_verifies_upstream() {
         ),
         (garbage, "vanilla_proofs[0]"),
     ] {
-        let e = prove(&target, req).await.unwrap_err();
+        let e = prove_rpc(&target, req).await.unwrap_err();
         assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
         assert!(e.message().contains(names), "{names}: {}", e.message());
     }
-    let again = prove(&target, good).await.unwrap();
+    let again = prove_rpc(&target, good).await.unwrap();
     assert!(verdict(&u, &again.proof));
 }
 

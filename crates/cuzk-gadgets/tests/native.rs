@@ -9,7 +9,9 @@ use cuzk_gadgets::native::bits::Word;
 use cuzk_gadgets::native::sha256::Message;
 use cuzk_gadgets::native::{self, Count, Sink};
 use cuzk_gadgets::num::AllocatedNum;
-use cuzk_gadgets::por::{por, PathElement, Root, Sha256Hash, TreeHash, TreeShape};
+use cuzk_gadgets::por::{
+    por, por_no_challenge_input, PathElement, Root, Sha256Hash, TreeHash, TreeShape,
+};
 use cuzk_gadgets::poseidon::{poseidon_hash, PoseidonConstants};
 use cuzk_gadgets::sha256::{sha256, sha256_compression_function};
 use cuzk_gadgets::uint32::UInt32;
@@ -188,6 +190,45 @@ impl<H: TreeHash<Fr> + ?Sized> Circuit<Fr> for &Path<'_, H> {
     }
 }
 
+/// The same path, its bits and siblings allocated by the caller (SnapDeals' form).
+struct NoChallenge<'a, H: ?Sized>(&'a Path<'a, H>);
+
+impl<H: TreeHash<Fr> + ?Sized> NoChallenge<'_, H> {
+    fn bits(&self) -> Vec<bool> {
+        let arities = self.0.path.iter().map(|e| e.siblings.len() + 1);
+        self.0
+            .path
+            .iter()
+            .zip(arities)
+            .flat_map(|(e, a)| (0..a.trailing_zeros()).map(move |i| e.index.unwrap() >> i & 1 == 1))
+            .collect()
+    }
+
+    fn siblings(&self) -> Vec<Vec<Fr>> {
+        let level = |e: &PathElement<Fr>| e.siblings.iter().map(|v| v.unwrap()).collect();
+        self.0.path.iter().map(level).collect()
+    }
+}
+
+impl<H: TreeHash<Fr> + ?Sized> Circuit<Fr> for &NoChallenge<'_, H> {
+    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let num = |cs: &mut CS, v: Fr| AllocatedNum::alloc(cs.namespace(|| "n"), || Ok(v));
+        let leaf = num(cs, self.0.leaf)?;
+        let root = num(cs, self.0.root)?;
+        let bits = self
+            .bits()
+            .into_iter()
+            .map(|b| AllocatedBit::alloc(cs.namespace(|| "b"), Some(b)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let path = self
+            .siblings()
+            .into_iter()
+            .map(|level| level.into_iter().map(|v| num(cs, v)).collect())
+            .collect::<Result<Vec<_>, _>>()?;
+        por_no_challenge_input(cs, self.0.shape, &bits, &leaf, &path, &root, self.0.hasher)
+    }
+}
+
 fn random_path(shape: TreeShape, levels: usize, rng: &mut impl RngCore) -> Vec<PathElement<Fr>> {
     let upper: Vec<usize> = [shape.sub, shape.top]
         .into_iter()
@@ -218,6 +259,22 @@ fn check_path<H: TreeHash<Fr> + ?Sized>(path: &Path<'_, H>) -> Result<(), TestCa
     prop_assert_eq!(got, want);
     let (gadget_inputs, _) = WitnessCs::assign(path).unwrap();
     prop_assert_eq!(&gadget_inputs[1..], &inputs[..]);
+
+    let no_challenge = NoChallenge(path);
+    let (bits, siblings) = (no_challenge.bits(), no_challenge.siblings());
+    let operands = 2 + bits.len() + siblings.iter().map(Vec::len).sum::<usize>();
+    let want = gadget_aux(&no_challenge, operands);
+    let mut got = Vec::new();
+    native::por::por_no_challenge_input(
+        &mut got,
+        path.shape,
+        &bits,
+        path.leaf,
+        &siblings,
+        path.hasher,
+    )
+    .unwrap();
+    prop_assert_eq!(got, want);
     Ok(())
 }
 

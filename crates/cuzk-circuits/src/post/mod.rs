@@ -18,8 +18,8 @@ use blstrs::Scalar as Fr;
 use cuzk_gadgets::por::PathElement;
 use cuzk_groth16::assignment::Witness;
 use rayon::prelude::*;
-use thiserror::Error;
 
+use crate::error::{field, vanilla};
 use crate::payload::{Decoder, Encoder};
 use crate::porep::{PartitionColumns, PartitionWitness, Synthesis};
 use crate::shape::CircuitShape;
@@ -30,34 +30,7 @@ pub use proof_type::{PostApi, PostType, RegisteredPostProof};
 pub use vanilla::{ReadError, SectorProof};
 
 /// A PoSt request refused, or a proof that could not be made, with the field at fault.
-#[derive(Debug, Error)]
-pub enum PostError {
-    #[error("{field}: {reason}")]
-    Field { field: String, reason: String },
-    #[error("vanilla_proofs[{sector}].{field}: {reason}")]
-    Vanilla {
-        sector: usize,
-        field: String,
-        reason: String,
-    },
-    #[error(transparent)]
-    Setup(#[from] cuzk_groth16::ProverError),
-    #[error(transparent)]
-    Params(#[from] cuzk_groth16::params::ParamsError),
-    #[error(transparent)]
-    Pce(#[from] cuzk_pce::PceError),
-    #[error("synthesis: {0}")]
-    Synthesis(#[from] bellpepper_core::SynthesisError),
-    #[error("native witness: {0}")]
-    Witness(#[from] crate::witness::WitnessError),
-}
-
-fn field(field: &str, reason: impl Into<String>) -> PostError {
-    PostError::Field {
-        field: field.into(),
-        reason: reason.into(),
-    }
-}
+pub type PostError = crate::error::RequestError;
 
 /// What a PoSt proof type fixes about its circuit.
 #[derive(Clone, Copy, Debug)]
@@ -247,20 +220,10 @@ impl PostPartition {
             .par_iter()
             .enumerate()
             .map(|(i, bytes)| {
-                let p = SectorProof::parse(bytes).map_err(|e| PostError::Vanilla {
-                    sector: i,
-                    field: e.field,
-                    reason: e.reason,
-                })?;
+                let p = SectorProof::parse(bytes).map_err(|e| vanilla(i, (e.field, e.reason)))?;
                 let challenges =
                     sector_challenges(&shape, &randomness, req.partition_index, i, p.sector_id);
-                check_sector(&shape, &p, &challenges).map_err(|(field, reason)| {
-                    PostError::Vanilla {
-                        sector: i,
-                        field,
-                        reason,
-                    }
-                })
+                check_sector(&shape, &p, &challenges).map_err(|r| vanilla(i, r))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let (slot_count, per_slot) = shape.slots();

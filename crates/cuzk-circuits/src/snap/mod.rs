@@ -24,8 +24,8 @@ use cuzk_gadgets::poseidon::PoseidonConstants;
 use cuzk_groth16::assignment::Witness;
 use ff::{PrimeField, PrimeFieldBits};
 use rayon::prelude::*;
-use thiserror::Error;
 
+use crate::error::{field, vanilla};
 use crate::payload::{Decoder, Encoder};
 use crate::porep::{PartitionColumns, PartitionWitness, Synthesis};
 use crate::shape::CircuitShape;
@@ -36,34 +36,7 @@ pub use proof_type::RegisteredUpdateProof;
 pub use vanilla::PartitionProof;
 
 /// A SnapDeals request refused, or a proof that could not be made, with the field at fault.
-#[derive(Debug, Error)]
-pub enum SnapError {
-    #[error("{field}: {reason}")]
-    Field { field: String, reason: String },
-    #[error("vanilla_proofs[{partition}].{field}: {reason}")]
-    Vanilla {
-        partition: usize,
-        field: String,
-        reason: String,
-    },
-    #[error(transparent)]
-    Setup(#[from] cuzk_groth16::ProverError),
-    #[error(transparent)]
-    Params(#[from] cuzk_groth16::params::ParamsError),
-    #[error(transparent)]
-    Pce(#[from] cuzk_pce::PceError),
-    #[error("synthesis: {0}")]
-    Synthesis(#[from] bellpepper_core::SynthesisError),
-    #[error("native witness: {0}")]
-    Witness(#[from] crate::witness::WitnessError),
-}
-
-fn field(field: &str, reason: impl Into<String>) -> SnapError {
-    SnapError::Field {
-        field: field.into(),
-        reason: reason.into(),
-    }
-}
+pub type SnapError = crate::error::RequestError;
 
 /// Poseidon of two elements under neptune's custom domain tag 1: SnapDeals' randomness hash
 /// (phi, rho and the challenge digests).
@@ -336,14 +309,9 @@ impl SnapUpdate {
             .par_iter()
             .enumerate()
             .map(|(k, bytes)| {
-                let in_partition = |(field, reason)| SnapError::Vanilla {
-                    partition: k,
-                    field,
-                    reason,
-                };
                 let p =
-                    PartitionProof::parse(bytes).map_err(|e| in_partition((e.field, e.reason)))?;
-                check_partition(&shape, &comms, k, &p).map_err(in_partition)
+                    PartitionProof::parse(bytes).map_err(|e| vanilla(k, (e.field, e.reason)))?;
+                check_partition(&shape, &comms, k, &p).map_err(|r| vanilla(k, r))
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(SnapUpdate {

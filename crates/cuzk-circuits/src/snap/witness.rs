@@ -4,13 +4,17 @@
 //! of values, so the challenges fill consecutive slices of one aux vector in parallel.
 
 use blstrs::Scalar as Fr;
+use cuzk_gadgets::native::por::por_no_challenge_input;
 use cuzk_gadgets::native::{self, Count, Sink};
 use cuzk_gadgets::por::{Sha256Hash, TreeHash};
 use ff::{Field, PrimeField, PrimeFieldBits};
 
 use super::circuit::{ChallengeOpening, UpdateCircuit};
 use super::SnapShape;
+use crate::stacked::StackedShape;
 use crate::witness::{fill, WitnessError};
+
+const COMM_D: cuzk_gadgets::por::TreeShape = StackedShape::COMM_D_TREE;
 
 fn value(v: Option<Fr>) -> Result<Fr, WitnessError> {
     v.ok_or(bellpepper_core::SynthesisError::AssignmentMissing.into())
@@ -33,28 +37,6 @@ fn packed(bits: &[bool]) -> Fr {
     bits.iter()
         .rev()
         .fold(Fr::ZERO, |acc, &b| acc.double() + bit(b))
-}
-
-/// `por_no_challenge_input`: per level the insertion's picks and the node hash.
-fn climb<H: TreeHash<Fr> + ?Sized>(
-    s: &mut impl Sink<Fr>,
-    hasher: &H,
-    arities: &[usize],
-    bits: &[bool],
-    leaf: Fr,
-    path: &[Vec<Fr>],
-) -> Result<Fr, WitnessError> {
-    let mut bits = bits.iter().copied();
-    let mut cur = leaf;
-    for (siblings, &arity) in path.iter().zip(arities) {
-        let level: Vec<bool> = bits
-            .by_ref()
-            .take(arity.trailing_zeros() as usize)
-            .collect();
-        let children = native::por::insert(s, cur, &level, siblings)?;
-        cur = hasher.native(s, &children)?;
-    }
-    Ok(cur)
 }
 
 /// What the circuit computes before its challenge loop.
@@ -117,14 +99,7 @@ fn write_head(
             .collect::<Result<_, _>>()?;
     }
     let path: Vec<Vec<Fr>> = partition_path.iter().map(|&v| vec![v]).collect();
-    climb(
-        s,
-        &Sha256Hash,
-        &vec![2; partition_bits],
-        k_bits,
-        row[0],
-        &path,
-    )?;
+    por_no_challenge_input(s, COMM_D, k_bits, row[0], &path, &Sha256Hash)?;
 
     let (per_digest, digests) = shape.digests();
     let k_value = (kh & ((1 << partition_bits) - 1)) as usize;
@@ -183,14 +158,20 @@ fn write_challenge(
     s.push(d_rho);
     let leaf_r_new = leaf_r_old + d_rho;
     s.push(leaf_r_new);
-    let arities = sector.tree_arities();
     for (leaf, path) in [(leaf_r_old, &o.path_r_old), (leaf_r_new, &o.path_r_new)] {
         let path = path
             .iter()
             .map(|l| values(l))
             .collect::<Result<Vec<_>, _>>()?;
         path.iter().flatten().for_each(|&v| s.push(v));
-        climb(s, &sector.tree_hashes[..], &arities, &c_bits, leaf, &path)?;
+        por_no_challenge_input(
+            s,
+            sector.tree,
+            &c_bits,
+            leaf,
+            &path,
+            &sector.tree_hashes[..],
+        )?;
     }
     let depth = shape.apex_depth();
     let mut state = head.apex_leaves.clone();
@@ -207,14 +188,7 @@ fn write_challenge(
     let path = values(&o.path_to_apex)?;
     path.iter().for_each(|&v| s.push(v));
     let path: Vec<Vec<Fr>> = path.into_iter().map(|v| vec![v]).collect();
-    climb(
-        s,
-        &Sha256Hash,
-        &vec![2; depth],
-        &c_bits[..depth],
-        leaf_d_new,
-        &path,
-    )?;
+    por_no_challenge_input(s, COMM_D, &c_bits[..depth], leaf_d_new, &path, &Sha256Hash)?;
     Ok(())
 }
 

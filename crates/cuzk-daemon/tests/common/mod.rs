@@ -47,6 +47,35 @@ pub fn lock(path: &Path) -> Lock {
     }
 }
 
+/// Curio's `Prove` (submit and await) over gRPC.
+pub async fn prove_rpc(
+    target: &cuzk_daemon::client::Target,
+    req: cuzk_proto::v1::SubmitProofRequest,
+) -> Result<cuzk_proto::v1::AwaitProofResponse, tonic::Status> {
+    let mut c = target.connect().await.unwrap();
+    let r = c
+        .prove(cuzk_proto::v1::ProveRequest { submit: Some(req) })
+        .await?;
+    Ok(r.into_inner().result.unwrap())
+}
+
+/// Window V1_2 and Winning V1 at 2 KiB (FFI numbers).
+pub const WINDOW: u64 = 10;
+pub const WINNING: u64 = 0;
+
+/// Upstream's parameters of both 2 KiB PoSt circuits in `dir` (generated once, under a lock).
+pub fn ensure_post_params(dir: &Path) {
+    let _lock = lock(&dir.join("post-2k"));
+    for id in [WINDOW, WINNING] {
+        let proof = cuzk_circuits::RegisteredPostProof::from_id(id).unwrap();
+        let [params, ..] = proof.file_names();
+        if !dir.join(&params).exists() {
+            let took = cuzk_upstream_tools::post::paramgen(id, dir).unwrap();
+            eprintln!("upstream paramgen {}: {took:?}", proof.circuit_id());
+        }
+    }
+}
+
 /// Whether `dir` holds the `.params` of a sector size's PoRep circuit.
 pub fn has_params(dir: &Path, size: &str) -> bool {
     let [params, ..] = SealShape::from_sector_size(size)

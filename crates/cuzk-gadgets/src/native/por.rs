@@ -142,3 +142,33 @@ where
     inputs.extend(compute_multipacking::<F>(&index_bits));
     Ok(cur)
 }
+
+/// `por::por_no_challenge_input`: the index bits and siblings are already variables, so per
+/// level only the insertion's picks and the node hash are written. Returns the root the path
+/// computes.
+pub fn por_no_challenge_input<F, S, H>(
+    s: &mut S,
+    shape: TreeShape,
+    index_bits: &[bool],
+    leaf: F,
+    path: &[Vec<F>],
+    hasher: &H,
+) -> Result<F, SynthesisError>
+where
+    F: PrimeField,
+    S: Sink<F>,
+    H: TreeHash<F> + ?Sized,
+{
+    let arities = shape.level_arities(path.len())?;
+    let mut bits = index_bits.iter().copied();
+    let mut cur = leaf;
+    for (siblings, &arity) in path.iter().zip(&arities) {
+        let level: Vec<bool> = bits
+            .by_ref()
+            .take(arity.trailing_zeros() as usize)
+            .collect();
+        let children = insert(s, cur, &level, siblings)?;
+        cur = hasher.native(s, &children)?;
+    }
+    Ok(cur)
+}
