@@ -64,6 +64,19 @@ pub fn post(r: cuzk_circuits::PostRequest) -> Result<SubmitProofRequest> {
     })
 }
 
+/// The `SubmitProof` of a SnapDeals request.
+pub fn snap(r: cuzk_circuits::snap::SnapRequest) -> SubmitProofRequest {
+    SubmitProofRequest {
+        proof_kind: ProofKind::SnapDealsUpdate as i32,
+        registered_proof: r.registered_proof,
+        vanilla_proofs: r.vanilla_proofs,
+        comm_r_old: r.comm_r_old,
+        comm_r_new: r.comm_r_new,
+        comm_d_new: r.comm_d_new,
+        ..Default::default()
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Options {
     pub mode: Mode,

@@ -181,8 +181,19 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// A random well-formed SnapDeals request of any size (every partition; it proves and
+    /// verifies under any key of its size, for benchmarks), as a `cuzk bench --snap` input.
+    RandomSnap {
+        /// The FFI update proof type (0-4: 2KiB .. 64GiB).
+        #[arg(long)]
+        registered_proof: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Generate 2 KiB parameters if missing, then prove and verify every kind the engine
-    /// serves from the bundled 2 KiB fixtures (PoRep C2, WindowPoSt, WinningPoSt).
+    /// serves from the bundled 2 KiB fixtures (PoRep C2, WindowPoSt, WinningPoSt, SnapDeals).
     Demo {
         /// Parameter folder [default: $FIL_PROOFS_PARAMETER_CACHE, else .cache/params].
         #[arg(long)]
@@ -595,6 +606,24 @@ fn main() -> Result<()> {
             std::fs::write(&out, r.encode())
                 .with_context(|| format!("writing {}", out.display()))?;
             println!("random {proof:?} request of {n} sectors: {}", out.display());
+        }
+        Command::RandomSnap {
+            registered_proof,
+            seed,
+            out,
+        } => {
+            use rand::SeedableRng;
+            let proof =
+                RegisteredUpdateProof::parse(registered_proof).map_err(anyhow::Error::msg)?;
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let r = cuzk_circuits::snap::random::update(proof, &mut rng);
+            std::fs::write(&out, r.encode())
+                .with_context(|| format!("writing {}", out.display()))?;
+            println!(
+                "random {proof:?} update of {} partitions: {}",
+                r.vanilla_proofs.len(),
+                out.display()
+            );
         }
         Command::Daemon(args) => remote::daemon(args)?,
         Command::Remote(cmd) => remote::client(cmd)?,

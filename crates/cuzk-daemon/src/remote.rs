@@ -189,6 +189,9 @@ pub struct BenchArgs {
     /// Prove this PoSt request instead (`cuzk random-post` writes one).
     #[arg(long, global = true, conflicts_with = "c1")]
     post: Option<PathBuf>,
+    /// Prove this SnapDeals request instead (`cuzk random-snap` writes one).
+    #[arg(long, global = true, conflicts_with_all = ["c1", "post"])]
+    snap: Option<PathBuf>,
     /// Every job's priority (low, normal, high, critical) outside stress and mixed runs.
     #[arg(long, global = true)]
     priority: Option<String>,
@@ -408,10 +411,11 @@ pub fn client(cmd: RemoteCommand) -> Result<()> {
 pub fn bench(args: BenchArgs) -> Result<()> {
     logging::init(LogFormat::Text, "warn");
     let read = |p: &PathBuf| std::fs::read(p).with_context(|| format!("reading {}", p.display()));
-    let request = match (&args.c1, &args.post) {
-        (_, Some(p)) => bench::post(cuzk_circuits::PostRequest::decode(&read(p)?)?)?,
-        (Some(p), None) => bench::porep(read(p)?),
-        (None, None) => bench::porep(crate::DEMO_C1.to_vec()),
+    let request = match (&args.c1, &args.post, &args.snap) {
+        (_, _, Some(p)) => bench::snap(cuzk_circuits::snap::SnapRequest::decode(&read(p)?)?),
+        (_, Some(p), None) => bench::post(cuzk_circuits::PostRequest::decode(&read(p)?)?)?,
+        (Some(p), None, None) => bench::porep(read(p)?),
+        (None, None, None) => bench::porep(crate::DEMO_C1.to_vec()),
     };
     let mut request = request;
     if let Some(p) = &args.priority {

@@ -109,6 +109,23 @@ async fn snap_update_through_the_daemon_verifies_upstream() {
     }
     let again = prove_rpc(&target, good).await.unwrap();
     assert!(verdict(&u, &again.proof));
+
+    // `cuzk random-snap` writes a well-formed update that proves (and self-verifies) under the
+    // same key: what `cuzk bench --snap` sends.
+    let random = tmp.path().join("random.bin");
+    let o = cuzk(&[
+        "random-snap",
+        "--registered-proof",
+        "0",
+        "--out",
+        random.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let req = cuzk_circuits::snap::SnapRequest::decode(&std::fs::read(random).unwrap()).unwrap();
+    let r = prove_rpc(&target, cuzk_daemon::bench::snap(req))
+        .await
+        .unwrap();
+    assert_eq!(r.status, AwaitStatus::Completed as i32, "{r:?}");
 }
 
 /// `cuzk prove snap` from the partition files, through the in-process engine; upstream
