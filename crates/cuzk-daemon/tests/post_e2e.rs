@@ -193,21 +193,11 @@ fn cli_proves_window_and_winning_post_and_upstream_verifies() {
         if kind == "window-post" {
             args.extend(["--partition-index".into(), partition.to_string()]);
         }
-        let out = tmp.path().join(format!("{kind}-{partition}.proof"));
-        args.extend(["--out".into(), out.display().to_string()]);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let o = cuzk(&args);
-        let stdout = String::from_utf8_lossy(&o.stdout);
-        assert!(
-            o.status.success(),
-            "{stdout}{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(
-            stdout.contains(&format!("prove {kind} backend=cpu synthesis=native")),
-            "{stdout}"
-        );
-        std::fs::read(out).unwrap()
+        cli_prove(
+            args,
+            &tmp.path().join(format!("{kind}-{partition}.proof")),
+            kind,
+        )
     };
     let proofs: Vec<Vec<u8>> = d
         .partitions()

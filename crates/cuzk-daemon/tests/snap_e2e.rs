@@ -156,19 +156,6 @@ fn cli_proves_snap_update_and_upstream_verifies() {
         std::fs::write(&f, p).unwrap();
         args.extend(["--vanilla".into(), f.display().to_string()]);
     }
-    let out = tmp.path().join("snap.proof");
-    args.extend(["--out".into(), out.display().to_string()]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let o = cuzk(&args);
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        stdout.contains("prove snap-update backend=cpu synthesis=native"),
-        "{stdout}"
-    );
-    assert!(verdict(&u, &std::fs::read(out).unwrap()));
+    let proof = cli_prove(args, &tmp.path().join("snap.proof"), "snap-update");
+    assert!(verdict(&u, &proof));
 }

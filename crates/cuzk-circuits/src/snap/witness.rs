@@ -4,7 +4,7 @@
 //! of values, so the challenges fill consecutive slices of one aux vector in parallel.
 
 use blstrs::Scalar as Fr;
-use cuzk_gadgets::native::por::por_no_challenge_input;
+use cuzk_gadgets::native::por::{por_no_challenge_input, select};
 use cuzk_gadgets::native::{self, Count, Sink};
 use cuzk_gadgets::por::{Sha256Hash, TreeHash};
 use ff::{Field, PrimeField, PrimeFieldBits};
@@ -174,17 +174,11 @@ fn write_challenge(
         )?;
     }
     let depth = shape.apex_depth();
-    let mut state = head.apex_leaves.clone();
-    for &b in c_bits[depth..depth + shape.apex_bits()].iter().rev() {
-        let half = state.len() / 2;
-        state = (0..half)
-            .map(|j| {
-                let r = if b { state[half + j] } else { state[j] };
-                s.push(r);
-                r
-            })
-            .collect();
-    }
+    select(
+        s,
+        head.apex_leaves.clone(),
+        &c_bits[depth..depth + shape.apex_bits()],
+    );
     let path = values(&o.path_to_apex)?;
     path.iter().for_each(|&v| s.push(v));
     let path: Vec<Vec<Fr>> = path.into_iter().map(|v| vec![v]).collect();

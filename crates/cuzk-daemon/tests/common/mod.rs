@@ -47,6 +47,25 @@ pub fn lock(path: &Path) -> Lock {
     }
 }
 
+/// `cuzk <args> --out <out>` through the in-process engine: it must succeed and report a CPU
+/// proof of engine kind `kind` with the native witness; returns the proof bytes.
+pub fn cli_prove(mut args: Vec<String>, out: &Path, kind: &str) -> Vec<u8> {
+    args.extend(["--out".into(), out.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = cuzk(&args);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("prove {kind} backend=cpu synthesis=native")),
+        "{stdout}"
+    );
+    std::fs::read(out).unwrap()
+}
+
 /// Curio's `Prove` (submit and await) over gRPC.
 pub async fn prove_rpc(
     target: &cuzk_daemon::client::Target,

@@ -31,7 +31,9 @@ pub fn insert<F: PrimeField>(
     }
     let input = |i: usize| if i == 0 { element } else { siblings[i - 1] };
     let Some((steps, outputs)) = schedule(size) else {
-        return Ok((0..size).map(|pos| select(s, pos, bits, &input)).collect());
+        return Ok((0..size)
+            .map(|pos| select_output(s, pos, bits, &input))
+            .collect());
     };
     let derived = steps
         .iter()
@@ -71,21 +73,28 @@ fn bit<F: PrimeField>(b: bool) -> F {
     }
 }
 
-/// `insertion::select` of the choices for output `pos`: halving picks from the top bit down.
-fn select<F: PrimeField>(
+/// `insertion::select` of the choices for output `pos`.
+fn select_output<F: PrimeField>(
     s: &mut impl Sink<F>,
     pos: usize,
     bits: &[bool],
     input: &impl Fn(usize) -> F,
 ) -> F {
     let size = 1 << bits.len();
-    let mut state: Vec<F> = (0..size)
+    let from = (0..size)
         .map(|i| match pos.cmp(&i) {
             std::cmp::Ordering::Equal => input(0),
             std::cmp::Ordering::Greater => input(pos),
             std::cmp::Ordering::Less => input(pos + 1),
         })
         .collect();
+    select(s, from, bits)
+}
+
+/// `insertion::select`: `from[index]` for `bits` read least significant first, by halving
+/// picks from the top bit down.
+pub fn select<F: PrimeField>(s: &mut impl Sink<F>, from: Vec<F>, bits: &[bool]) -> F {
+    let mut state = from;
     for &b in bits.iter().rev() {
         let half = state.len() / 2;
         state = (0..half)
