@@ -9,6 +9,7 @@
 
 #include <cuda.h>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <stdexcept>
 #include <new>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <ff/bls12-381-fp2.hpp>
@@ -34,6 +36,7 @@ typedef fr_t scalar_t;
 
 #include <msm/pippenger.cuh>
 #include <ntt/ntt.cuh>
+#include "bucket_msm.cuh"
 
 // sppark instantiates its MSM kernels for the G1 typedefs above. The G2 ones are otherwise
 // instantiated only from host code (inside #ifndef __CUDA_ARCH__), which the device pass never
@@ -218,6 +221,23 @@ template __global__ void batch_addition<bucket_t, affine_t::mem_t>(
 template __global__ void batch_addition<bucket_fp2_t, affine_fp2_t::mem_t>(
     bucket_fp2_t::mem_t[], const affine_fp2_t::mem_t[], uint32_t, const uint32_t[], bool,
     uint32_t);
+// Our bucket MSM's kernels (bucket_msm.cuh), launched only from host code too.
+#define BUCKET_MSM_KERNELS(B, A)                                                              \
+template __global__ void bucket_msm::accumulate<B, A::mem_t>(                               \
+    B::mem_t*, B::mem_t*, uint32_t*, const A::mem_t*, const uint32_t*, const uint32_t*,       \
+    uint32_t);                                                                                \
+template __global__ void bucket_msm::add_carries<B>(B::mem_t*, B::mem_t*, const uint32_t*,  \
+                                                    uint32_t*, uint32_t);                     \
+template __global__ void bucket_msm::add_pieces<B>(B::mem_t*, const B::mem_t*,              \
+                                                   const uint32_t*, const uint32_t*,          \
+                                                   uint32_t);                                 \
+template __global__ void bucket_msm::weigh<B>(B::mem_t*, const B::mem_t*, const uint32_t*,  \
+                                              uint32_t, uint32_t, uint32_t);                  \
+template __global__ void bucket_msm::halve<B>(B::mem_t*, uint32_t, uint32_t, uint32_t,      \
+                                              uint32_t);
+BUCKET_MSM_KERNELS(bucket_t, affine_t)
+BUCKET_MSM_KERNELS(bucket_fp2_t, affine_fp2_t)
+
 
 #ifndef __CUDA_ARCH__
 
@@ -241,6 +261,23 @@ struct cuzk_quotient_times {
 };
 
 }
+
+// Which Pippenger takes an MSM whose scalars all go through buckets: by size (ours from
+// the crossover on), sppark's, or ours (bucket_msm.cuh).
+enum : int32_t { CUZK_MSM_AUTO = 0, CUZK_MSM_SPPARK = 1, CUZK_MSM_BUCKETS = 2 };
+
+// The smallest G1 and G2 MSMs that our bucket MSM takes by default (measured: docs/GPU.md).
+// G1: sppark's is faster up to 2^26 (0.95x there), ours from 2^27 (1.07x), so ours takes over
+// midway. G2: sppark's up to 2^24 at least (0.94x), so ours only when asked for.
+#ifndef BUCKET_MSM_CROSSOVER_G1
+# define BUCKET_MSM_CROSSOVER_G1 ((size_t)3 << 25)
+#endif
+#ifndef BUCKET_MSM_CROSSOVER_G2
+# define BUCKET_MSM_CROSSOVER_G2 ((size_t)1 << 31)
+#endif
+
+// The process-wide choice for CUZK_MSM_AUTO calls (cuzk_msm_prefer).
+static std::atomic<int32_t> preferred_msm{CUZK_MSM_AUTO};
 
 enum : int32_t {
     CUZK_BAD_ORDINAL = -1,
@@ -390,18 +427,49 @@ class base_t {
     typedef typename bucket_t::mem_t bucket_h;
     typedef msm_t<bucket_t, point_t, affine_t, scalar_t> pippenger_t;
 
+    static constexpr bool is_g1 = std::is_same<affine_t, ::affine_t>::value;
+
     const gpu_t& gpu;
     size_t n;
     dev_ptr_t<affine_h> points;
     pippenger_t pippenger;
 
-    // Σ s_i·P_i over `len` points at `p`, every scalar through Pippenger. (The device
-    // pointers go in typed as affine_t: with affine_h, sppark's invoke calls itself forever.)
-    static RustError full(pippenger_t& msm, point_t& out, affine_h* p, const fr_t* s,
-                          size_t len)
+    // Σ s_i·P_i over `len` points at `p` by sppark's Pippenger. (The device pointers go in
+    // typed as affine_t: with affine_h, sppark's invoke calls itself forever.)
+    static RustError by_sppark(pippenger_t& msm, point_t& out, affine_h* p, const fr_t* s,
+                               size_t len)
     {
         return msm.invoke(out, dev_ptr_t<affine_t>(reinterpret_cast<affine_t*>(p)), len,
                           dev_ptr_t<fr_t>(const_cast<fr_t*>(s)), true);
+    }
+
+    // Whether `engine` (CUZK_MSM_AUTO: the preferred one, else by size) sends `len` scalars
+    // to our bucket MSM.
+    static bool by_buckets(size_t len, int32_t engine)
+    {
+        if (len >= ((size_t)1 << 31))
+            return false;
+        if (engine == CUZK_MSM_AUTO)
+            engine = preferred_msm.load();
+        size_t crossover = is_g1 ? BUCKET_MSM_CROSSOVER_G1 : BUCKET_MSM_CROSSOVER_G2;
+        return engine == CUZK_MSM_BUCKETS || (engine == CUZK_MSM_AUTO && len >= crossover);
+    }
+
+    // Σ s_i·P_i over `len` points at `p`, every scalar through one Pippenger (see by_buckets);
+    // `msm` is the sppark state to use, made for `len` points when null.
+    RustError full(point_t& out, affine_h* p, const fr_t* s, size_t len, int32_t engine,
+                   pippenger_t* msm, uint32_t window_bits = 0,
+                   bucket_msm::times_t* times = nullptr)
+    {
+        if (by_buckets(len, engine)) {
+            gpu.select();
+            bucket_msm::run<bucket_t>(gpu, out, p, s, len, true, window_bits, times);
+            return RustError{cudaSuccess};
+        }
+        if (msm)
+            return by_sppark(*msm, out, p, s, len);
+        pippenger_t own{nullptr, len, sizeof(affine_t), gpu.id()};
+        return by_sppark(own, out, p, s, len);
     }
 
 public:
@@ -424,9 +492,33 @@ public:
     }
 
     // Σ s_i·P_i over the first `len` points, scalars (Montgomery form) in device memory, every
-    // scalar through Pippenger: for random scalars (the quotient's).
-    RustError dense(point_t& out, const fr_t* s, size_t len)
-    {   return full(pippenger, out, &points[0], s, len);   }
+    // scalar through Pippenger (`engine`, see by_buckets): for random scalars (the quotient's).
+    RustError dense(point_t& out, const fr_t* s, size_t len,
+                    int32_t engine = CUZK_MSM_AUTO, uint32_t window_bits = 0,
+                    bucket_msm::times_t* times = nullptr)
+    {   return full(out, &points[0], s, len, engine, &pippenger, window_bits, times);   }
+
+    // `dense` by one engine with the scalars uploaded from the host once and the MSM run
+    // `runs` times from device memory: ms[k] is run k's wall time, `steps` the last bucket
+    // run's device steps.
+    RustError timed(point_t& out, const fr_t* h, size_t len, int32_t engine,
+                    uint32_t window_bits, uint32_t runs, double* ms,
+                    bucket_msm::times_t* steps)
+    {
+        out.inf();
+        if (len == 0) return RustError{cudaSuccess};
+        dev_ptr_t<fr_t> d{len, gpu[0]};
+        upload(gpu, &d[0], h, len * sizeof(fr_t));
+        for (uint32_t k = 0; k < runs; k++) {
+            auto t0 = std::chrono::steady_clock::now();
+            RustError e = dense(out, &d[0], len, engine, window_bits, steps);
+            gpu[0].sync();
+            if (e.code != cudaSuccess) return e;
+            ms[k] = std::chrono::duration<double, std::milli>(
+                std::chrono::steady_clock::now() - t0).count();
+        }
+        return RustError{cudaSuccess};
+    }
 
     // The same sum for witness scalars, which are mostly 0 and 1 (96-99 % in a PoRep
     // partition): zeros are skipped, the points of ones summed by sppark's batch addition, and
@@ -473,8 +565,7 @@ public:
                 &ts[0], &tp[0], &counter[0], s, &points[0], len);
             CUDA_OK(cudaGetLastError());
             st.sync();
-            pippenger_t msm{nullptr, others, sizeof(affine_t), gpu.id()};
-            RustError e = full(msm, tail, &tp[0], &ts[0], others);
+            RustError e = full(tail, &tp[0], &ts[0], others, CUZK_MSM_AUTO, nullptr);
             if (e.code != cudaSuccess)
                 return e;
         }
@@ -550,10 +641,40 @@ cuzk_status cuzk_msm_##G##_run(msm_type* msm, const scalar_t* scalars, size_t n,
     });                                                                                   \
 }                                                                                         \
 void cuzk_msm_##G##_free(msm_type* msm)                                                   \
-{   try { delete msm; } catch (...) {}   }
+{   try { delete msm; } catch (...) {}   }                                                   \
+/* Times Σ s_i·P_i over the first n points by one engine: CUZK_MSM_SPPARK, or          */ \
+/* CUZK_MSM_BUCKETS with `window_bits` (0: by size). See base_t::timed. For benchmarks */ \
+/* and the engines' agreement tests.                                                   */ \
+cuzk_status cuzk_msm_##G##_time(msm_type* msm, const scalar_t* scalars, size_t n,         \
+                                int32_t engine, uint32_t window_bits, uint32_t runs,      \
+                                point_type* out, double* ms, bucket_msm::times_t* steps)  \
+{                                                                                         \
+    return guarded([&] {                                                                  \
+        if (n > msm->size())                                                              \
+            return status_of(CUZK_BAD_ARGUMENT, "more scalars than points");              \
+        if (engine != CUZK_MSM_SPPARK && engine != CUZK_MSM_BUCKETS)                      \
+            return status_of(CUZK_BAD_ARGUMENT, "unknown MSM engine");                    \
+        if (window_bits && (window_bits < bucket_msm::geometry_t::MIN_BITS                \
+                            || window_bits > bucket_msm::geometry_t::MAX_BITS))           \
+            return status_of(CUZK_BAD_ARGUMENT, "window bits out of range");              \
+        if (steps) *steps = bucket_msm::times_t{};                                        \
+        return from_rust(msm->timed(*out, scalars, n, engine, window_bits, runs, ms,      \
+                                    steps));                                              \
+    });                                                                                   \
+}
 
 CUZK_MSM_ENTRY_POINTS(g1, msm_g1_t, affine_t, point_t)
 CUZK_MSM_ENTRY_POINTS(g2, msm_g2_t, affine_fp2_t, point_fp2_t)
+
+// Sets the engine that MSMs asking for none use, process-wide: CUZK_MSM_AUTO (by size),
+// CUZK_MSM_SPPARK or CUZK_MSM_BUCKETS.
+cuzk_status cuzk_msm_prefer(int32_t engine)
+{
+    if (engine != CUZK_MSM_AUTO && engine != CUZK_MSM_SPPARK && engine != CUZK_MSM_BUCKETS)
+        return status_of(CUZK_BAD_ARGUMENT, "unknown MSM engine");
+    preferred_msm.store(engine);
+    return ok();
+}
 
 // In-place NTT over 2^lg elements: direction 0 forward, 1 inverse; coset 1 on the coset
 // shifted by the multiplicative generator. Natural order in and out.

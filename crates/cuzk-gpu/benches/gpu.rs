@@ -2,9 +2,10 @@
 //! partition over a synthetic SRS, and the throughput of such partitions on one GPU against
 //! every GPU of the host. Prints medians; run by tools/gpu-tests.sh.
 //!
-//! `CUZK_GPU_BENCH` picks sections (comma-separated: ntt, msm, porep2k, partition32g, multi32g,
-//! pce32g; default ntt, msm, porep2k, partition32g) and `CUZK_GPU_BENCH_MAX_LOG` caps the
-//! NTT/MSM sizes (default 26); `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the
+//! `CUZK_GPU_BENCH` picks sections (comma-separated: ntt, msm, msm-engines, porep2k,
+//! partition32g, multi32g, pce32g; default ntt, msm, porep2k, partition32g) and
+//! `CUZK_GPU_BENCH_MAX_LOG` caps the NTT/MSM sizes (default 26; 27 for msm-engines, which
+//! sets our bucket MSM against sppark's); `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the
 //! multi-GPU runs in multi32g and pce32g (default 4). pce32g extracts the real 32 GiB PCE
 //! (about a minute, 15 GB of host memory) and proves a synthetic partition's native witness;
 //! `CUZK_GPU_BENCH_HOST=0` leaves out its host-path comparison. wpost32g and winning32g do
@@ -21,7 +22,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use cuzk_gpu::msm::{DeviceBase, G1, G2};
+use cuzk_gpu::msm::{prefer, Curve, DeviceBase, Engine, G1, G2};
 use cuzk_gpu::{domain, Device, GpuBackend};
 use cuzk_groth16::assignment::{Densities, Witness};
 use cuzk_groth16::backend::{Backend, Randomness};
@@ -111,6 +112,110 @@ fn bench_msm(d: &Device, max_log: u32) {
         );
         println!("msm g2 2^{lg} (resident points, random scalars): median {t:.2?}");
     }
+}
+
+/// Our bucket MSM against sppark's in one process, on the same resident base and device-resident
+/// random scalars (the H MSM's case): medians of 5 runs at 2^20 … 2^`max_log` G1 points (and
+/// 2^22, 2^24 G2 points), the steps and addition rate of ours, the scratch each allocates;
+/// then a window sweep at the largest G1 size. Every run must give the same point.
+fn bench_msm_engines(max_log: u32) {
+    let d = Device::open(0).unwrap();
+    let g1 = random_g1(1 << 20, 1);
+    let logs: Vec<u32> = [20, 22, 24, 26, 27]
+        .into_iter()
+        .filter(|&l| l <= max_log)
+        .collect();
+    for &lg in &logs {
+        let n = 1usize << lg;
+        let s = scalars(n, lg as u64, false);
+        let mut base = DeviceBase::<G1>::upload(&d, &tile(&g1, n)).unwrap();
+        let want = compare_engines(&format!("g1 2^{lg}"), &mut base, &s);
+        if Some(&lg) == logs.last() {
+            for bits in 20..=23 {
+                let e = Engine::Buckets {
+                    window_bits: Some(bits),
+                };
+                let r = base.time(&s, e, 3).unwrap();
+                assert_eq!(r.sum, want, "window {bits} disagrees at 2^{lg}");
+                let st = r.steps.unwrap();
+                println!(
+                    "msm-engines g1 2^{lg} c={bits}: median {:.1} ms (sort {:.1}, accumulate \
+                     {:.1}, reduce {:.1} ms of the last run)",
+                    median_ms(&r.ms),
+                    st.sort_ms,
+                    st.accumulate_ms,
+                    st.reduce_ms
+                );
+            }
+        }
+    }
+    let g2 = random_g2(1 << 18, 2);
+    for lg in [22, 24].into_iter().filter(|&l| l <= max_log) {
+        let n = 1usize << lg;
+        let s = scalars(n, lg as u64, false);
+        let mut base = DeviceBase::<G2>::upload(&d, &tile(&g2, n)).unwrap();
+        compare_engines(&format!("g2 2^{lg}"), &mut base, &s);
+    }
+}
+
+fn median_ms(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// sppark's and our MSM over `base` and `s`, 5 runs each: prints medians, ours' steps and
+/// addition rate, and each one's scratch; returns the (agreed) sum.
+fn compare_engines<C: Curve>(label: &str, base: &mut DeviceBase<C>, s: &[Fr]) -> C::Projective
+where
+    C::Projective: std::fmt::Debug,
+{
+    let n = s.len();
+    let sp = base.time(s, Engine::Sppark, 5).unwrap();
+    let us = base
+        .time(s, Engine::Buckets { window_bits: None }, 5)
+        .unwrap();
+    assert_eq!(sp.sum, us.sum, "engines disagree: {label}");
+    let (a, b) = (median_ms(&sp.ms), median_ms(&us.ms));
+    let st = us.steps.unwrap();
+    // sppark's msm_t: 2^(c−1) XYZZ buckets (and a histogram word) per window, resident, and
+    // per batch of ≤ 2^24 points the scalars' copy, the sort's temporaries and the digits.
+    let bucket = 4 * std::mem::size_of::<C::Affine>() / 2;
+    let c_sp = ((n + n / 2).ilog2().saturating_sub(8)).clamp(10, 18) as usize;
+    let w_sp = 254 / c_sp + 1;
+    let stride = n.min(1 << 24);
+    let sp_scratch = w_sp * (1 << (c_sp - 1)) * (bucket + 4) + stride * (32 + 4 * w_sp);
+    let round = |v: &[f64]| v.iter().map(|x| x.round() as u64).collect::<Vec<_>>();
+    println!(
+        "msm-engines {label}: sppark median {a:.1} ms, ours median {b:.1} ms ({:.2}x); ours \
+         c={} x{} windows: sort {:.1} ms, accumulate {:.1} ms ({:.2} G additions/s), reduce \
+         {:.1} ms; scratch: ours {} MiB, sppark {} MiB; raw ms sppark {:?} ours {:?}",
+        a / b,
+        st.window_bits,
+        st.windows,
+        st.sort_ms,
+        st.accumulate_ms,
+        (n as f64 * st.windows as f64) / (st.accumulate_ms * 1e6),
+        st.reduce_ms,
+        st.scratch_bytes >> 20,
+        sp_scratch >> 20,
+        round(&sp.ms),
+        round(&us.ms),
+    );
+    us.sum
+}
+
+/// Runs `f` (median of 3) with every MSM through sppark's Pippenger, then with the default
+/// choice (ours from the crossover on), and prints both.
+fn by_engine(label: &str, mut f: impl FnMut()) {
+    prefer(Some(Engine::Sppark)).unwrap();
+    let sp = median(&mut f, 3);
+    prefer(None).unwrap();
+    let us = median(&mut f, 3);
+    println!(
+        "{label}: median {us:.2?} (sppark for every MSM: {sp:.2?}, {:.2}x)",
+        sp.as_secs_f64() / us.as_secs_f64()
+    );
 }
 
 fn bench_porep_2kib(backend: &GpuBackend) {
@@ -304,15 +409,11 @@ fn bench_pce_32gib(n: usize) {
         assert_eq!(vec![first], host, "device and host paths disagree");
         println!("pce32g: prove_assigned gives the host path's proof");
     }
-    let t = median(
-        || {
-            backend
-                .prove_assigned(&pk, &pce, &input, &aux, &rs[0])
-                .unwrap();
-        },
-        3,
-    );
-    println!("pce32g: prove_assigned: median {t:.2?}");
+    by_engine("pce32g: prove_assigned", || {
+        backend
+            .prove_assigned(&pk, &pce, &input, &aux, &rs[0])
+            .unwrap();
+    });
     drop(backend);
 
     let gpus = Device::all().unwrap();
@@ -442,15 +543,11 @@ fn bench_fixed_32gib<S: cuzk_circuits::CircuitShape>(
         "{label}: first prove_assigned (PCE upload): {:.2?}",
         t.elapsed()
     );
-    let t = median(
-        || {
-            backend
-                .prove_assigned(&pk, &pce, &cols.input, &cols.aux, &rs)
-                .unwrap();
-        },
-        3,
-    );
-    println!("{label}: prove_assigned: median {t:.2?}");
+    by_engine(&format!("{label}: prove_assigned"), || {
+        backend
+            .prove_assigned(&pk, &pce, &cols.input, &cols.aux, &rs)
+            .unwrap();
+    });
     if partitions > 1 {
         drop(cols);
         let t = Instant::now();
@@ -579,10 +676,10 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(4);
-    let max_log: u32 = std::env::var("CUZK_GPU_BENCH_MAX_LOG")
+    let max_log_set: Option<u32> = std::env::var("CUZK_GPU_BENCH_MAX_LOG")
         .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(26);
+        .and_then(|v| v.parse().ok());
+    let max_log = max_log_set.unwrap_or(26);
     let d = match Device::open(0) {
         Ok(d) => d,
         Err(e) => {
@@ -602,6 +699,7 @@ fn main() {
         match s.trim() {
             "ntt" => bench_ntt(&d, max_log),
             "msm" => bench_msm(&d, max_log),
+            "msm-engines" => bench_msm_engines(max_log_set.unwrap_or(27)),
             "porep2k" => bench_porep_2kib(&backend),
             "partition32g" => bench_partition_32gib(&backend),
             "multi32g" => bench_multi_32gib(partitions),

@@ -91,6 +91,7 @@ pub(crate) mod ffi {
     use cuzk_groth16::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
     use super::{QuotientTimes, Status};
+    use crate::msm::BucketSteps;
     use crate::pce::MatrixHost;
 
     /// sppark's `msm_t` with its points resident on one GPU (G1 or G2; typed in `crate::msm`).
@@ -121,6 +122,31 @@ pub(crate) mod ffi {
             out: *mut G1Projective,
         ) -> Status;
         pub(crate) fn cuzk_msm_g1_free(msm: *mut Msm);
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) fn cuzk_msm_g1_time(
+            msm: *mut Msm,
+            scalars: *const Fr,
+            n: usize,
+            engine: i32,
+            window_bits: u32,
+            runs: u32,
+            out: *mut G1Projective,
+            ms: *mut f64,
+            steps: *mut BucketSteps,
+        ) -> Status;
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) fn cuzk_msm_g2_time(
+            msm: *mut Msm,
+            scalars: *const Fr,
+            n: usize,
+            engine: i32,
+            window_bits: u32,
+            runs: u32,
+            out: *mut G2Projective,
+            ms: *mut f64,
+            steps: *mut BucketSteps,
+        ) -> Status;
+        pub(crate) fn cuzk_msm_prefer(engine: i32) -> Status;
         pub(crate) fn cuzk_msm_g2_new(
             ordinal: i32,
             points: *const G2Affine,

@@ -1,7 +1,7 @@
 //! The GPU backend against the CPU reference. Tests marked `#[ignore]` need an NVIDIA GPU and
 //! run on the device machine through `tools/gpu-tests.sh` (see docs/GPU.md).
 
-use cuzk_gpu::msm::{msm, DeviceBase, G1, G2};
+use cuzk_gpu::msm::{msm, prefer, DeviceBase, Engine, G1, G2};
 use cuzk_gpu::{domain, Device, GpuBackend, GpuError};
 use cuzk_groth16::backend::{quotient, Backend, CpuBackend, Randomness};
 use cuzk_groth16::conformance::{
@@ -221,6 +221,103 @@ fn quotient_matches_cpu() {
     }
     let short = random_scalars(3, 4);
     assert!(domain::quotient(&d, &short, &short[..2], &short).is_err());
+}
+
+/// Our bucket MSM and sppark's against the CPU on random and adversarial scalars, by size and
+/// at forced windows (small windows put thousands of entries in one bucket, so segments end
+/// mid-bucket and carries chain), over bases with repeated points and points at infinity, in
+/// G1 and G2.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn bucket_msm_matches_sppark_and_cpu() {
+    let d = device();
+    let n = (1 << 16) + 3;
+    let mut points = random_g1(n, 31);
+    for i in (0..n).step_by(1001) {
+        points[i] = cuzk_groth16::G1Affine::identity();
+    }
+    let repeated = points[7];
+    points[100..300].fill(repeated);
+    let mut base = DeviceBase::<G1>::upload(&d, &points).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(32);
+    // Every 8-bit window digit 1: Σ 2^(8k), k < 31.
+    let ones_digits = (0..31).fold(Fr::ZERO, |s, _| s * Fr::from(256) + Fr::ONE);
+    let half = -Fr::from(2).invert().unwrap(); // (r − 1)/2: the top of the sign range
+    let cases = [
+        ("random", random_scalars(n, 33)),
+        ("zeros", vec![Fr::ZERO; n]),
+        ("ones", vec![Fr::ONE; n]),
+        ("r - 1", vec![-Fr::ONE; n]),
+        ("(r - 1)/2", vec![half; n]),
+        ("one value", vec![Fr::random(&mut rng); n]),
+        ("equal digits", vec![ones_digits; n]),
+        ("witness-like", witness_like(n, 34)),
+    ];
+    let engines = [
+        Engine::Sppark,
+        Engine::Buckets { window_bits: None },
+        Engine::Buckets {
+            window_bits: Some(8),
+        },
+        Engine::Buckets {
+            window_bits: Some(13),
+        },
+        Engine::Buckets {
+            window_bits: Some(24),
+        },
+    ];
+    for (what, s) in &cases {
+        for len in [1, 2, 33, 1000, n] {
+            let want = cpu_msm::blst_g1(&points[..len], &s[..len]).to_affine();
+            for engine in engines {
+                let got = base.time(&s[..len], engine, 1).unwrap();
+                assert_eq!(got.sum.to_affine(), want, "{what}, n = {len}, {engine:?}");
+            }
+        }
+    }
+    // G2 (our kernels are instantiated for it too): fewer cases, the same engines.
+    let n2 = 5000;
+    let mut p2 = random_g2(n2, 35);
+    p2[17] = cuzk_groth16::G2Affine::identity();
+    let repeated = p2[3];
+    p2[40..90].fill(repeated);
+    let mut base2 = DeviceBase::<G2>::upload(&d, &p2).unwrap();
+    for (what, s) in &cases {
+        let s = &s[..n2];
+        let want = cpu_msm::blst_g2(&p2, s).to_affine();
+        for engine in engines {
+            let got = base2.time(s, engine, 1).unwrap();
+            assert_eq!(got.sum.to_affine(), want, "G2 {what}, {engine:?}");
+        }
+    }
+    assert!(matches!(
+        base.time(
+            &cases[0].1,
+            Engine::Buckets {
+                window_bits: Some(25)
+            },
+            1
+        ),
+        Err(GpuError::Argument(_))
+    ));
+}
+
+/// The conformance harness passes with every MSM through either engine.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn conforms_with_each_msm_engine() {
+    let circuits: Vec<RandomCircuit> = standard_shapes()
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| RandomCircuit::new(s, 50 + i as u64))
+        .collect();
+    let backend = GpuBackend::new(0).unwrap();
+    for engine in [Engine::Sppark, Engine::Buckets { window_bits: None }] {
+        prefer(Some(engine)).unwrap();
+        let r = check_backend(&backend, &circuits, 2);
+        prefer(None).unwrap();
+        r.unwrap_or_else(|e| panic!("{engine:?}: {e}"));
+    }
 }
 
 #[test]

@@ -1,0 +1,502 @@
+// cuzk's own Pippenger for large MSMs whose scalars are mostly full field elements (the
+// quotient's H coefficients; WindowPoSt and SnapDeals witnesses) against a resident base.
+//
+// Per c-bit window (signed digits, so 2^(c-1) buckets):
+//   1. sort: each scalar's digit is found once; the non-zero ones are counting-sorted by bucket
+//      (an atomic histogram, a prefix sum, an atomic scatter of point index and sign);
+//   2. accumulate: the sorted list is cut into equal segments, one per thread, so every thread
+//      does the same number of additions whatever the bucket sizes (one thread per bucket
+//      leaves a warp waiting on its longest bucket); a bucket cut by segment boundaries is
+//      finished by carry passes;
+//   3. reduce: Σ (b+1)·S_b over the buckets in parallel ranges, then a pairwise tree.
+// Stream 1 sorts the next window while stream 0 accumulates this one. The windows' sums are
+// combined on the host (W·c doublings). Field and point arithmetic are sppark's (XYZZ
+// buckets, mixed additions). Included by cuzk_gpu.cu after sppark's field, point and GPU
+// headers; docs/GPU.md and PERFORMANCE.md ("Our bucket MSM") have the measured choices.
+
+#include <cub/block/block_scan.cuh>
+
+namespace bucket_msm {
+
+// The key of a scalar whose window digit is zero: it takes no bucket.
+constexpr uint32_t NONE = 0xffffffffu;
+// Sign bit of a sorted entry (point index | SIGN when the digit is negative).
+constexpr uint32_t SIGN = 0x80000000u;
+
+// Window geometry for 255-bit scalars: `wins` windows of `c` bits with signed digits in
+// [−2^(c−1), 2^(c−1)], so 2^(c−1) buckets per window. wins·c ≥ 256 keeps the last window's
+// borrow bit past the scalar, where it is zero.
+struct geometry_t {
+    uint32_t c, wins, buckets;
+
+    static geometry_t with(uint32_t c)
+    {   return geometry_t{c, (256 + c - 1) / c, 1u << (c - 1)};   }
+
+    // The c that minimises wins·(n + 3·buckets): one mixed addition per digit, and the
+    // weighted bucket sum's two full additions per bucket (each about 1.5 mixed ones).
+    static geometry_t for_points(size_t n)
+    {
+        geometry_t best = with(MIN_BITS);
+        double best_cost = 1e300;
+        for (uint32_t c = MIN_BITS; c <= MAX_BITS; c++) {
+            geometry_t g = with(c);
+            double cost = (double)g.wins * ((double)n + 3.0 * g.buckets);
+            if (cost < best_cost) best = g, best_cost = cost;
+        }
+        return best;
+    }
+
+    static constexpr uint32_t MIN_BITS = 8, MAX_BITS = 24;
+};
+
+#ifdef __CUDA_ARCH__ // fr_t's limbs are private in the host pass
+// Window w of the canonical scalar s as a signed digit: returns its magnitude (0..2^(c−1)) and
+// sets `neg`. The window reads bits [w·c − 1, w·c + c): the bit below it is the previous
+// window's borrow (digit = bits + borrow_in − 2^c·borrow_out).
+__device__ __forceinline__ uint32_t digit(const fr_t& s, uint32_t w, uint32_t c, bool& neg)
+{
+    const uint32_t mask = (2u << c) - 1; // c + 1 bits
+    uint32_t v;
+    if (w == 0) {
+        v = (s[0] << 1) & mask;
+    } else {
+        uint32_t off = w * c - 1, i = off / 32;
+        uint64_t x = s[i];
+        if (i + 1 < sizeof(fr_t) / 4)
+            x |= (uint64_t)s[i + 1] << 32;
+        v = (uint32_t)(x >> (off % 32)) & mask;
+    }
+    neg = (v >> c) & 1;
+    uint32_t m = (v + 1) >> 1;
+    return neg ? (1u << c) - m : m;
+}
+#endif
+
+// keys[i] = bucket of scalar i in window w (| SIGN), or NONE; counts[b] += 1 per key.
+__global__ void digits(uint32_t* keys, uint32_t* counts, const fr_t* s, size_t n, uint32_t w,
+                       uint32_t c, bool mont)
+{
+#ifdef __CUDA_ARCH__
+    size_t stride = (size_t)blockDim.x * gridDim.x;
+    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < n; i += stride) {
+        fr_t x = s[i];
+        if (mont) x.from();
+        bool neg;
+        uint32_t m = digit(x, w, c, neg);
+        uint32_t k = NONE;
+        if (m) {
+            k = (m - 1) | (neg ? SIGN : 0);
+            atomicAdd(&counts[m - 1], 1);
+        }
+        keys[i] = k;
+    }
+#endif
+}
+
+// sorted[cursor[bucket]++] = i | sign for every keyed scalar (cursor starts as the buckets'
+// start offsets). The order inside a bucket is arbitrary: a sum does not depend on it.
+__global__ void scatter(uint32_t* sorted, uint32_t* cursor, const uint32_t* keys, size_t n)
+{
+    size_t stride = (size_t)blockDim.x * gridDim.x;
+    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < n; i += stride) {
+        uint32_t k = keys[i];
+        if (k != NONE)
+            sorted[atomicAdd(&cursor[k & ~SIGN], 1)] = (uint32_t)i | (k & SIGN);
+    }
+}
+
+// Exclusive prefix sums of n counts in three passes: per 1024-count tile (sums[t] gets the
+// tile's total), over the tile totals (one block), then each tile's offset added. Our own
+// kernels around cub's block scan: device-wide cub entry points instantiated from host code
+// that only the host pass sees would have no device code.
+constexpr uint32_t SCAN_THREADS = 256, SCAN_ITEMS = 4, SCAN_TILE = SCAN_THREADS * SCAN_ITEMS;
+typedef cub::BlockScan<uint32_t, SCAN_THREADS> block_scan_t;
+
+__global__ void scan_tiles(uint32_t* out, uint32_t* sums, const uint32_t* in, uint32_t n)
+{
+    __shared__ typename block_scan_t::TempStorage tmp;
+    uint32_t base = blockIdx.x * SCAN_TILE + threadIdx.x * SCAN_ITEMS, v[SCAN_ITEMS], total;
+    for (uint32_t k = 0; k < SCAN_ITEMS; k++)
+        v[k] = base + k < n ? in[base + k] : 0;
+    block_scan_t(tmp).ExclusiveSum(v, v, total);
+    for (uint32_t k = 0; k < SCAN_ITEMS; k++)
+        if (base + k < n) out[base + k] = v[k];
+    if (threadIdx.x == 0) sums[blockIdx.x] = total;
+}
+
+__global__ void scan_sums(uint32_t* sums, uint32_t tiles)
+{
+    __shared__ typename block_scan_t::TempStorage tmp;
+    uint32_t carry = 0;
+    for (uint32_t off = 0; off < tiles; off += SCAN_THREADS) {
+        uint32_t i = off + threadIdx.x, v = i < tiles ? sums[i] : 0, total;
+        block_scan_t(tmp).ExclusiveSum(v, v, total);
+        if (i < tiles) sums[i] = v + carry;
+        carry += total;
+        __syncthreads(); // tmp is reused
+    }
+}
+
+__global__ void add_tile_offsets(uint32_t* out, const uint32_t* sums, uint32_t n)
+{
+    uint32_t i = threadIdx.x + blockIdx.x * blockDim.x;
+    if (i < n) out[i] += sums[i / SCAN_TILE];
+}
+
+// out[i] = Σ in[j], j < i, for i < n, on stream s; `sums` holds ⌈n / SCAN_TILE⌉ words.
+inline void exclusive_sum(uint32_t* out, uint32_t* sums, const uint32_t* in, uint32_t n,
+                          cudaStream_t s)
+{
+    uint32_t tiles = (n + SCAN_TILE - 1) / SCAN_TILE;
+    scan_tiles<<<tiles, SCAN_THREADS, 0, s>>>(out, sums, in, n);
+    CUDA_OK(cudaGetLastError());
+    scan_sums<<<1, SCAN_THREADS, 0, s>>>(sums, tiles);
+    CUDA_OK(cudaGetLastError());
+    add_tile_offsets<<<(n + 255) / 256, 256, 0, s>>>(out, sums, n);
+    CUDA_OK(cudaGetLastError());
+}
+
+#ifndef BUCKET_MSM_THREADS
+# define BUCKET_MSM_THREADS 256
+#endif
+// accumulate's block: 384 threads at up to 170 registers fill an SM's register file once.
+#ifndef BUCKET_MSM_ACC_THREADS
+# define BUCKET_MSM_ACC_THREADS 384
+#endif
+// weigh's block: two per SM at up to 255 registers.
+#ifndef BUCKET_MSM_WEIGH_THREADS
+# define BUCKET_MSM_WEIGH_THREADS 128
+#endif
+
+// Thread t sums sorted entries [t·len, (t+1)·len) bucket by bucket. A bucket whose first entry
+// is in the segment is written to buckets[b] by this thread; the head of a bucket begun in an
+// earlier segment goes to carry[t] (carry_of[t] = b) for add_carries. Buckets with no entries
+// are not written: readers check `starts`. For G2 (degree 2) a pair of lanes holds one point,
+// so "thread" means a pair throughout. The next entry's point is asked into L2 before the
+// current addition (0.6 % at 2^27).
+template<class bucket_t, class affine_h, class bucket_h = typename bucket_t::mem_t,
+         class affine_t = typename bucket_t::affine_t>
+__launch_bounds__(BUCKET_MSM_ACC_THREADS) __global__
+void accumulate(bucket_h* buckets, bucket_h* carry, uint32_t* carry_of, const affine_h* points,
+                const uint32_t* sorted, const uint32_t* starts, uint32_t nbuckets)
+{
+    const uint32_t degree = bucket_t::degree;
+    const uint32_t total = starts[nbuckets];
+    const uint32_t segs = gridDim.x * blockDim.x / degree;
+    const uint32_t t = (threadIdx.x + blockIdx.x * blockDim.x) / degree;
+    const uint32_t len = (total + segs - 1) / segs;
+    const uint32_t first = min(t * len, total), end = min(first + len, total);
+    carry_of[t] = NONE;
+    if (first >= end)
+        return;
+
+    // The bucket holding entry `first`: starts[lo] ≤ first < starts[hi] throughout.
+    uint32_t lo = 0, hi = nbuckets;
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) / 2;
+        if (starts[mid] <= first) lo = mid; else hi = mid;
+    }
+
+    uint32_t b = lo, e = first, v = sorted[e];
+    while (e < end) {
+        uint32_t stop = min(starts[b + 1], end);
+        affine_t p = points[v & ~SIGN];
+        bucket_t acc;
+        acc = p;
+        acc.cneg(v >> 31);
+        bool neg;
+        #pragma unroll 1
+        while (++e < stop) {
+            v = sorted[e];
+            neg = v >> 31;
+            if (e + 1 < end) {
+                const char* next = (const char*)&points[sorted[e + 1] & ~SIGN];
+                asm("prefetch.global.L2 [%0];" :: "l"(next));
+                asm("prefetch.global.L2 [%0];" :: "l"(next + sizeof(affine_h) - 1));
+            }
+            p = points[v & ~SIGN];
+            acc.add(p, neg);
+        }
+        if (starts[b] >= first) {
+            buckets[b] = acc;
+        } else {
+            carry[t] = acc;
+            carry_of[t] = b;
+        }
+        if (e < end) {
+            v = sorted[e];
+            do b++; while (starts[b + 1] <= e);
+        }
+    }
+}
+
+// Carries are summed in groups of CARRY_GROUP segments, then across groups: a bucket cut into
+// k pieces costs k/CARRY_GROUP + CARRY_GROUP serial additions, not k (all-equal scalars put
+// every entry of a window in one bucket, cut at every segment).
+constexpr uint32_t CARRY_GROUP = 64;
+// piece[t] after add_carries: the run of carries at t, summed within its group into carry[t],
+// continues in the next group and starts here (HEAD) or in an earlier group (PIECE).
+constexpr uint32_t HEAD = 1, PIECE = 2;
+
+// Sums each run of carries for one bucket within its group of segments: a run wholly inside
+// the group is added into its bucket; one crossing a group boundary is left in carry[t] and
+// marked in piece[t] for add_pieces. Carry buckets never decrease with t, so a bucket's carries
+// are consecutive.
+template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
+__launch_bounds__(BUCKET_MSM_THREADS) __global__
+void add_carries(bucket_h* buckets, bucket_h* carry, const uint32_t* carry_of,
+                 uint32_t* piece, uint32_t segs)
+{
+    uint32_t t = (threadIdx.x + blockIdx.x * blockDim.x) / bucket_t::degree;
+    if (t >= segs) return;
+    uint32_t b = carry_of[t], start = t - t % CARRY_GROUP;
+    uint32_t end = min(start + CARRY_GROUP, segs);
+    bool cont_in = t > 0 && carry_of[t - 1] == b;
+    piece[t] = 0;
+    if (b == NONE || (t > start && cont_in))
+        return;
+    bucket_t acc, x;
+    acc = carry[t];
+    uint32_t u = t + 1;
+    #pragma unroll 1
+    for (; u < end && carry_of[u] == b; u++) {
+        x = carry[u];
+        acc.add(x);
+    }
+    bool cont_out = u == end && u < segs && carry_of[u] == b;
+    if (!cont_in && !cont_out) {
+        x = buckets[b];
+        acc.add(x);
+        buckets[b] = acc;
+    } else {
+        carry[t] = acc;
+        piece[t] = cont_in ? PIECE : HEAD;
+    }
+}
+
+// Adds each run of group sums that begins at a HEAD (its later pieces sit at the starts of the
+// following groups) into its bucket.
+template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
+__launch_bounds__(BUCKET_MSM_THREADS) __global__
+void add_pieces(bucket_h* buckets, const bucket_h* carry, const uint32_t* carry_of,
+                const uint32_t* piece, uint32_t segs)
+{
+    uint32_t t = (threadIdx.x + blockIdx.x * blockDim.x) / bucket_t::degree;
+    if (t >= segs || piece[t] != HEAD) return;
+    uint32_t b = carry_of[t];
+    bucket_t acc, x;
+    acc = carry[t];
+    #pragma unroll 1
+    for (uint32_t u = t - t % CARRY_GROUP + CARRY_GROUP;
+         u < segs && piece[u] == PIECE && carry_of[u] == b; u += CARRY_GROUP) {
+        x = carry[u];
+        acc.add(x);
+    }
+    x = buckets[b];
+    acc.add(x);
+    buckets[b] = acc;
+}
+
+// out[r] = Σ (b+1)·S_b over buckets b in [r·per, (r+1)·per), S_b = ∞ when bucket b is empty:
+// a running sum from the top gives Σ (b − lo + 1)·S_b, and lo·Σ S_b is added by doubling.
+template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
+__launch_bounds__(BUCKET_MSM_WEIGH_THREADS) __global__
+void weigh(bucket_h* out, const bucket_h* buckets, const uint32_t* starts, uint32_t nbuckets,
+           uint32_t per, uint32_t ranges)
+{
+    uint32_t r = (threadIdx.x + blockIdx.x * blockDim.x) / bucket_t::degree;
+    if (r >= ranges) return;
+    uint32_t lo = r * per, hi = min(lo + per, nbuckets);
+    bucket_t run, tot, s;
+    run.inf();
+    tot.inf();
+    #pragma unroll 1
+    for (uint32_t b = hi; b-- > lo;) {
+        if (starts[b + 1] > starts[b]) {
+            s = buckets[b];
+            run.add(s);
+        }
+        tot.add(run);
+    }
+    if (lo) {
+        s.inf();
+        #pragma unroll 1
+        for (int k = 31 - __clz(lo); k >= 0; k--) {
+            s.add(s);
+            if ((lo >> k) & 1)
+                s.add(run);
+        }
+        tot.add(s);
+    }
+    out[r] = tot;
+}
+
+// v[w·stride + i] += v[w·stride + i + half] for i < m − half, every window w: one level of a
+// pairwise sum over the first m entries of each window's row.
+template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
+__launch_bounds__(BUCKET_MSM_THREADS) __global__
+void halve(bucket_h* v, uint32_t wins, uint32_t stride, uint32_t m, uint32_t half)
+{
+    uint32_t k = (threadIdx.x + blockIdx.x * blockDim.x) / bucket_t::degree, pairs = m - half;
+    if (k >= wins * pairs) return;
+    bucket_h* row = v + (size_t)(k / pairs) * stride;
+    uint32_t i = k % pairs;
+    bucket_t a, b;
+    a = row[i];
+    b = row[i + half];
+    a.add(b);
+    row[i] = a;
+}
+
+// Device milliseconds of one call's steps, summed over its windows.
+struct times_t {
+    double sort, accumulate, reduce;
+    uint32_t window_bits, windows;
+    size_t scratch_bytes;
+};
+
+// Timing events for the steps, created only when asked for (times != nullptr).
+class step_events_t {
+    std::vector<cudaEvent_t> ev;
+public:
+    step_events_t(bool on, size_t marks) : ev(on ? marks : 0, nullptr)
+    {
+        for (auto& e : ev)
+            CUDA_OK(cudaEventCreate(&e));
+    }
+    ~step_events_t()
+    {   for (auto e : ev) (void)cudaEventDestroy(e);   }
+    step_events_t(const step_events_t&) = delete;
+    step_events_t& operator=(const step_events_t&) = delete;
+
+    void mark(size_t k, cudaStream_t s)
+    {   if (!ev.empty()) CUDA_OK(cudaEventRecord(ev[k], s));   }
+    double between(size_t a, size_t b) const
+    {
+        float ms = 0;
+        CUDA_OK(cudaEventElapsedTime(&ms, ev[a], ev[b]));
+        return ms;
+    }
+};
+
+// Σ s_i·P_i over n points resident at `points` with scalars in device memory (Montgomery form
+// when `mont`), on streams 0 and 1 of `gpu`; c = 0 picks the window by size. n < 2^31.
+//
+// Stream 1 sorts window w + 1 while stream 0 accumulates and weighs window w: the sort is
+// memory- and atomic-bound and fits in the registers accumulate leaves free. Two sorted lists
+// and offset tables alternate between windows; events order their reuse.
+template<class bucket_t, class point_t, class affine_h>
+void run(const gpu_t& gpu, point_t& out, const affine_h* points, const fr_t* s, size_t n,
+         bool mont, uint32_t c, times_t* times)
+{
+    typedef typename bucket_t::mem_t bucket_h;
+    out.inf();
+    if (n == 0) return;
+    if (n >= ((size_t)1 << 31))
+        throw std::runtime_error("bucket MSM takes fewer than 2^31 points");
+    const geometry_t g = c ? geometry_t::with(c) : geometry_t::for_points(n);
+    const uint32_t nb = g.buckets;
+    const stream_t& st = gpu[0]; // accumulate, carries, weighing
+    const stream_t& ss = gpu[1]; // sorting, a window ahead
+    const uint32_t degree = bucket_t::degree, threads = BUCKET_MSM_THREADS;
+    const uint32_t acc_threads = BUCKET_MSM_ACC_THREADS, weigh_threads = BUCKET_MSM_WEIGH_THREADS;
+    // Segments: two waves of accumulate blocks per SM, about a thousand additions each at 2^27.
+    const uint32_t segs = gpu.sm_count() * 2 * acc_threads / degree;
+    // Weighting ranges per window: one wave of two weigh blocks per SM.
+    const uint32_t per = std::max(1u, nb / (gpu.sm_count() * 2 * weigh_threads / degree));
+    const uint32_t ranges = (nb + per - 1) / per;
+    const uint32_t grid = gpu.sm_count() * 8;
+    auto blocks = [&](size_t work, uint32_t block) {
+        return (uint32_t)((work * degree + block - 1) / block);
+    };
+
+    // Everything is allocated (and later freed) on stream 0; stream 1 starts after it.
+    dev_ptr_t<uint32_t> keys{n, st}, counts{nb + 1, st}, carry_of{segs, st}, piece{segs, st};
+    dev_ptr_t<uint32_t> sorted0{n, st}, sorted1{n, st}, starts0{nb + 1, st}, starts1{nb + 1, st};
+    uint32_t* sorted[2] = {&sorted0[0], &sorted1[0]};
+    uint32_t* starts[2] = {&starts0[0], &starts1[0]};
+    dev_ptr_t<bucket_h> buckets{nb, st}, carry{segs, st},
+                        partial{(size_t)g.wins * ranges, st};
+    const size_t scan_words = (nb + 1 + SCAN_TILE - 1) / SCAN_TILE;
+    dev_ptr_t<uint32_t> tile_sums{scan_words, st};
+    event_t allocated{st}, sorted_ev[2], consumed[2];
+    allocated.wait(ss);
+
+    // Marks: per window, sort start/end on stream 1 and accumulate start/end/weighed on
+    // stream 0; then the tree's start and end.
+    step_events_t ev{times != nullptr, 5 * (size_t)g.wins + 2};
+    auto sort = [&](uint32_t w) {
+        int k = w & 1;
+        if (w >= 2) consumed[k].wait(ss);
+        ev.mark(5 * w, ss);
+        ss.bzero(&counts[0], nb + 1);
+        digits<<<grid, threads, 0, ss>>>(&keys[0], &counts[0], s, n, w, g.c, mont);
+        CUDA_OK(cudaGetLastError());
+        exclusive_sum(starts[k], &tile_sums[0], &counts[0], nb + 1, ss);
+        CUDA_OK(cudaMemcpyAsync(&counts[0], starts[k], nb * sizeof(uint32_t),
+                                cudaMemcpyDeviceToDevice, ss));
+        scatter<<<grid, threads, 0, ss>>>(sorted[k], &counts[0], &keys[0], n);
+        CUDA_OK(cudaGetLastError());
+        ev.mark(5 * w + 1, ss);
+        sorted_ev[k].record(ss);
+    };
+    sort(0);
+    for (uint32_t w = 0; w < g.wins; w++) {
+        int k = w & 1;
+        if (w + 1 < g.wins)
+            sort(w + 1);
+        sorted_ev[k].wait(st);
+        ev.mark(5 * w + 2, st);
+        accumulate<bucket_t, affine_h><<<blocks(segs, acc_threads), acc_threads, 0, st>>>(
+            &buckets[0], &carry[0], &carry_of[0], points, sorted[k], starts[k], nb);
+        CUDA_OK(cudaGetLastError());
+        add_carries<bucket_t><<<blocks(segs, threads), threads, 0, st>>>(
+            &buckets[0], &carry[0], &carry_of[0], &piece[0], segs);
+        CUDA_OK(cudaGetLastError());
+        add_pieces<bucket_t><<<blocks(segs, threads), threads, 0, st>>>(
+            &buckets[0], &carry[0], &carry_of[0], &piece[0], segs);
+        CUDA_OK(cudaGetLastError());
+        ev.mark(5 * w + 3, st);
+        weigh<bucket_t><<<blocks(ranges, weigh_threads), weigh_threads, 0, st>>>(
+            &partial[(size_t)w * ranges], &buckets[0], starts[k], nb, per, ranges);
+        CUDA_OK(cudaGetLastError());
+        ev.mark(5 * w + 4, st);
+        consumed[k].record(st);
+    }
+    ev.mark(5 * (size_t)g.wins, st);
+    for (uint32_t m = ranges; m > 1;) {
+        uint32_t half = (m + 1) / 2, work = g.wins * (m - half);
+        halve<bucket_t><<<blocks(work, threads), threads, 0, st>>>(
+            &partial[0], g.wins, ranges, m, half);
+        CUDA_OK(cudaGetLastError());
+        m = half;
+    }
+    ev.mark(5 * (size_t)g.wins + 1, st);
+
+    std::vector<bucket_t> sums(g.wins);
+    for (uint32_t w = 0; w < g.wins; w++)
+        CUDA_OK(cudaMemcpyAsync(&sums[w], &partial[(size_t)w * ranges], sizeof(bucket_h),
+                                cudaMemcpyDeviceToHost, st));
+    st.sync();
+    for (uint32_t w = g.wins; w-- > 0;) {
+        for (uint32_t k = 0; k < g.c; k++)
+            out.dbl();
+        out.add((point_t)sums[w]);
+    }
+
+    if (times) {
+        *times = times_t{0, 0, 0, g.c, g.wins, 0};
+        for (uint32_t w = 0; w < g.wins; w++) {
+            times->sort += ev.between(5 * w, 5 * w + 1);
+            times->accumulate += ev.between(5 * w + 2, 5 * w + 3);
+            times->reduce += ev.between(5 * w + 3, 5 * w + 4);
+        }
+        times->reduce += ev.between(5 * g.wins, 5 * g.wins + 1);
+        times->scratch_bytes = 3 * n * sizeof(uint32_t)
+                             + (3 * (size_t)nb + 3 + 2 * (size_t)segs) * sizeof(uint32_t)
+                             + ((size_t)nb + segs + (size_t)g.wins * ranges) * sizeof(bucket_h)
+                             + scan_words * sizeof(uint32_t);
+    }
+}
+
+} // namespace bucket_msm
