@@ -115,12 +115,29 @@ pub enum Gpus {
     List(Vec<usize>),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+/// How far parameter points are checked when a key is loaded (`engine.check_params`, `cuzk
+/// prove --check-params`). Every proof is verified against the (always fully checked)
+/// verifying key before it is returned, so a damaged point cannot yield a wrong proof.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckParams {
+    /// On-curve and subgroup checks (seconds per million points).
     Full,
+    /// On-curve checks.
     OnCurve,
+    /// Field-element range checks only.
     Trusted,
+}
+
+impl From<CheckParams> for cuzk_groth16::params::Validation {
+    fn from(c: CheckParams) -> Self {
+        use cuzk_groth16::params::Validation;
+        match c {
+            CheckParams::Full => Validation::Full,
+            CheckParams::OnCurve => Validation::OnCurve,
+            CheckParams::Trusted => Validation::Trusted,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -159,6 +176,10 @@ pub struct EngineSection {
     /// mat-vec runs on the host).
     pub device_pce: bool,
     pub check_params: CheckParams,
+    /// Keep decoded parameter points in `<params file>.cuzk-points` (as much disk again, and
+    /// skipped when the disk lacks that much plus 1 GiB), which later loads map instead of
+    /// decoding: a 32 GiB key then loads in seconds instead of minutes.
+    pub point_cache: bool,
     /// How long an uncollected result is kept, in seconds.
     pub result_ttl_secs: u64,
     pub max_restarts: u32,
@@ -189,6 +210,7 @@ impl Default for EngineSection {
             native_witness: true,
             device_pce: true,
             check_params: CheckParams::Trusted,
+            point_cache: true,
             result_ttl_secs: 24 * 3600,
             max_restarts: 3,
         }

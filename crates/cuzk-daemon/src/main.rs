@@ -7,14 +7,14 @@ mod remote;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use cuzk_circuits::post::PostType;
 use cuzk_circuits::snap::{RegisteredUpdateProof, SnapRequest, SnapShape};
 use cuzk_circuits::{C1Input, PostRequest, PostShape, RegisteredPostProof, SealShape};
+use cuzk_daemon::config::CheckParams;
 use cuzk_daemon::config::LogFormat;
 use cuzk_daemon::logging;
-use cuzk_engine::kind::{PostKind, SnapKind};
-use cuzk_groth16::params::Validation;
+use cuzk_engine::kind::{PorepKind, PostKind, SnapKind};
 
 use local::{BackendKind, SynthesisKind};
 use remote::{BenchArgs, DaemonArgs, RemoteCommand};
@@ -46,7 +46,7 @@ struct DemoSnap {
 
 /// Proves the bundled SnapDeals update (verified by the engine before it is returned),
 /// generating its 2 KiB parameters first when missing.
-fn demo_snap(dir: &std::path::Path) -> Result<()> {
+fn demo_snap(dir: &std::path::Path, engine: &local::InProcess) -> Result<()> {
     let f: DemoSnap = serde_json::from_slice(DEMO_SNAP)?;
     let shape = SnapShape::new(
         RegisteredUpdateProof::parse(f.registered_proof).map_err(anyhow::Error::msg)?,
@@ -63,14 +63,7 @@ fn demo_snap(dir: &std::path::Path) -> Result<()> {
         comm_d_new: f.comm_d_new.to_vec(),
         vanilla_proofs: vec![DEMO_SNAP_PARTITION.to_vec()],
     };
-    let bytes = local::prove_in_engine(
-        SnapKind::NAME,
-        request.encode(),
-        dir,
-        BackendKind::Cpu,
-        None,
-        SynthesisKind::Native,
-    )?;
+    let bytes = engine.prove(SnapKind::NAME, request.encode())?;
     println!(
         "demo: SnapDeals update proved and verified ({} bytes)",
         bytes.len()
@@ -87,7 +80,7 @@ struct DemoPost {
 
 /// Proves the bundled WindowPoSt partitions and WinningPoSt (each verified by the engine
 /// before it is returned), generating their 2 KiB parameters first when missing.
-fn demo_post(dir: &std::path::Path) -> Result<()> {
+fn demo_post(dir: &std::path::Path, engine: &local::InProcess) -> Result<()> {
     let f: DemoPost = serde_json::from_slice(DEMO_POST)?;
     let window = RegisteredPostProof::current(PostType::Window, "2KiB").expect("2 KiB");
     let winning = RegisteredPostProof::current(PostType::Winning, "2KiB").expect("2 KiB");
@@ -108,16 +101,7 @@ fn demo_post(dir: &std::path::Path) -> Result<()> {
         partition_index: partition,
         vanilla_proofs: vanilla.iter().map(|v| v.to_vec()).collect(),
     };
-    let prove = |kind: &str, r: PostRequest| {
-        local::prove_in_engine(
-            kind,
-            r.encode(),
-            dir,
-            BackendKind::Cpu,
-            None,
-            SynthesisKind::Native,
-        )
-    };
+    let prove = |kind: &str, r: PostRequest| engine.prove(kind, r.encode());
     // Two sectors per 2 KiB partition: the third sector is partition 1, padded.
     for (k, sectors) in DEMO_WINDOW.chunks(2).enumerate() {
         let bytes = prove(PostKind::WINDOW, request(window, k as u32, sectors))?;
@@ -210,18 +194,6 @@ enum ProveKind {
         c1: PathBuf,
         #[command(flatten)]
         opts: ProveOpts,
-        /// PCE file [default: <params>/cuzk-pce-v1-<circuit id>.pce, extracted there if missing].
-        #[arg(long)]
-        pce: Option<PathBuf>,
-        /// How far to check parameter points when loading. `trusted` only range-checks
-        /// coordinates: a damaged point still cannot yield a wrong proof, since every proof is
-        /// verified against the (always fully checked) verifying key before it is returned.
-        #[arg(long, value_enum, default_value_t = CheckParams::Trusted)]
-        check_params: CheckParams,
-        /// Decode the parameter points every time instead of mapping them from (and writing)
-        /// the point cache `<params file>.cuzk-points`, which takes as much disk again.
-        #[arg(long)]
-        no_point_cache: bool,
     },
     /// One WindowPoSt partition (as Curio asks for it) to its 192-byte proof.
     WindowPost {
@@ -272,16 +244,21 @@ impl SnapArgs {
         let proof = proof_id(self.registered_proof, &self.sector_size, |size| {
             Ok(update_proof(size)?.id())
         })?;
-        let request = SnapRequest {
-            registered_proof: proof,
-            comm_r_old: hex(&self.comm_r_old).context("--comm-r-old")?,
-            comm_r_new: hex(&self.comm_r_new).context("--comm-r-new")?,
-            comm_d_new: hex(&self.comm_d_new).context("--comm-d-new")?,
-            vanilla_proofs: read_all(&self.vanilla)?,
-        };
-        self.opts.prove_in_engine(SnapKind::NAME, request.encode())
+        self.opts.prove(SnapKind::NAME, || {
+            let request = SnapRequest {
+                registered_proof: proof,
+                comm_r_old: hex(&self.comm_r_old).context("--comm-r-old")?,
+                comm_r_new: hex(&self.comm_r_new).context("--comm-r-new")?,
+                comm_d_new: hex(&self.comm_d_new).context("--comm-d-new")?,
+                vanilla_proofs: read_all(&self.vanilla)?,
+            };
+            Ok(request.encode())
+        })
     }
 }
+
+/// `cuzk prove`'s log: warnings, and each parameter load (where its points came from).
+const PROVE_LOG: &str = "warn,cuzk_engine::residency=info";
 
 /// The proof type a `prove` names: `--registered-proof`, else the one of `--sector-size`.
 fn proof_id(
@@ -343,6 +320,13 @@ struct ProveOpts {
     /// How witnesses are produced.
     #[arg(long, value_enum, default_value_t = SynthesisKind::Native)]
     synthesis: SynthesisKind,
+    /// How far to check parameter points when loading.
+    #[arg(long, value_enum, default_value_t = CheckParams::Trusted)]
+    check_params: CheckParams,
+    /// Decode the parameter points every time instead of mapping them from (and writing)
+    /// the point cache `<params file>.cuzk-points`, which takes as much disk again.
+    #[arg(long)]
+    no_point_cache: bool,
 }
 
 impl ProveOpts {
@@ -352,19 +336,22 @@ impl ProveOpts {
             .map_or_else(local::default_params_dir, Ok)
     }
 
-    /// Proves `payload` of engine kind `kind` through an in-process engine and writes the
-    /// proof.
-    fn prove_in_engine(&self, kind: &str, payload: Vec<u8>) -> Result<()> {
-        logging::init(LogFormat::Text, "warn");
-        let bytes = local::prove_in_engine(
-            kind,
-            payload,
+    /// Proves the request `payload` makes, of engine kind `kind`, through an in-process
+    /// engine, and writes the proof. The engine starts first, so that a backend that cannot
+    /// start is refused before any input is read.
+    fn prove(&self, kind: &str, payload: impl FnOnce() -> Result<Vec<u8>>) -> Result<()> {
+        logging::init(LogFormat::Text, PROVE_LOG);
+        let engine = local::InProcess::start(
             &self.params_dir()?,
-            self.backend,
-            self.gpu,
-            self.synthesis,
+            local::How {
+                backend: self.backend,
+                gpu: self.gpu,
+                synthesis: self.synthesis,
+                check_params: self.check_params,
+                point_cache: !self.no_point_cache,
+            },
         )?;
-        self.write(&bytes)
+        self.write(&engine.prove(kind, payload()?)?)
     }
 
     fn write(&self, proof: &[u8]) -> Result<()> {
@@ -381,18 +368,20 @@ impl PostArgs {
         let proof = proof_id(self.registered_proof, &self.sector_size, |size| {
             Ok(post_proof(post, size)?.id())
         })?;
-        let request = PostRequest {
-            registered_proof: proof,
-            randomness: hex(&self.randomness).context("--randomness")?,
-            miner_id: self.miner_id,
-            partition_index,
-            vanilla_proofs: read_all(&self.vanilla)?,
-        };
         let kind = match post {
             PostType::Window => PostKind::WINDOW,
             PostType::Winning => PostKind::WINNING,
         };
-        self.opts.prove_in_engine(kind, request.encode())
+        self.opts.prove(kind, || {
+            let request = PostRequest {
+                registered_proof: proof,
+                randomness: hex(&self.randomness).context("--randomness")?,
+                miner_id: self.miner_id,
+                partition_index,
+                vanilla_proofs: read_all(&self.vanilla)?,
+            };
+            Ok(request.encode())
+        })
     }
 }
 
@@ -405,26 +394,6 @@ fn hex(s: &str) -> Result<Vec<u8>> {
         .step_by(2)
         .map(|i| Ok(u8::from_str_radix(&s[i..i + 2], 16)?))
         .collect()
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum CheckParams {
-    /// On-curve and subgroup checks (seconds per million points).
-    Full,
-    /// On-curve checks.
-    OnCurve,
-    /// Field-element range checks only.
-    Trusted,
-}
-
-impl From<CheckParams> for Validation {
-    fn from(c: CheckParams) -> Self {
-        match c {
-            CheckParams::Full => Validation::Full,
-            CheckParams::OnCurve => Validation::OnCurve,
-            CheckParams::Trusted => Validation::Trusted,
-        }
-    }
 }
 
 #[derive(Subcommand)]
@@ -506,30 +475,10 @@ fn post_proof(post: PostType, size: &str) -> Result<RegisteredPostProof> {
 fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Prove {
-            kind:
-                ProveKind::Porep {
-                    c1,
-                    opts,
-                    pce,
-                    check_params,
-                    no_point_cache,
-                },
-        } => {
-            // Step times of the backends come as `debug` events (`RUST_LOG=debug`).
-            logging::init(LogFormat::Text, "warn");
-            let prover = local::Prover::new(opts.backend, opts.gpu)?;
-            let bytes = std::fs::read(&c1).with_context(|| format!("reading {}", c1.display()))?;
-            let proof = local::prove_porep(
-                &bytes,
-                &opts.params_dir()?,
-                &prover,
-                opts.synthesis,
-                pce,
-                check_params.into(),
-                !no_point_cache,
-            )?;
-            opts.write(&proof)?;
-        }
+            kind: ProveKind::Porep { c1, opts },
+        } => opts.prove(PorepKind::NAME, || {
+            std::fs::read(&c1).with_context(|| format!("reading {}", c1.display()))
+        })?,
         Command::Prove {
             kind:
                 ProveKind::WindowPost {
@@ -645,21 +594,14 @@ fn main() -> Result<()> {
                 );
                 local::paramgen(&shape, &dir)?;
             }
-            let proof = local::prove_porep(
-                DEMO_C1,
-                &dir,
-                &local::Prover::cpu(),
-                SynthesisKind::Native,
-                None,
-                Validation::Trusted,
-                true,
-            )?;
+            let engine = local::InProcess::start(&dir, local::How::CPU)?;
+            let proof = engine.prove(PorepKind::NAME, DEMO_C1.to_vec())?;
             println!(
                 "demo: PoRep C2 of the bundled 2 KiB sector proved and verified ({} bytes)",
                 proof.len()
             );
-            demo_post(&dir)?;
-            demo_snap(&dir)?;
+            demo_post(&dir, &engine)?;
+            demo_snap(&dir, &engine)?;
         }
     }
     Ok(())

@@ -11,7 +11,6 @@ use cuzk_engine::budget::Meter;
 use cuzk_engine::kind::Registry;
 use cuzk_engine::{DeviceSlot, Engine, EngineConfig};
 use cuzk_groth16::backend::{Backend, CpuBackend};
-use cuzk_groth16::params::Validation;
 use cuzk_proto::diag::v1::diagnostics_server::DiagnosticsServer;
 use cuzk_proto::v1::proving_engine_server::ProvingEngineServer;
 use tokio::net::UnixListener;
@@ -22,16 +21,8 @@ use tonic::metadata::MetadataValue;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic::{Request, Status};
 
-use crate::config::{BackendChoice, CheckParams, Listen, Secret, Settings};
+use crate::config::{BackendChoice, Listen, Secret, Settings};
 use crate::service::{DeviceInfo, DiagnosticsService, ProvingService};
-
-fn validation(c: CheckParams) -> Validation {
-    match c {
-        CheckParams::Full => Validation::Full,
-        CheckParams::OnCurve => Validation::OnCurve,
-        CheckParams::Trusted => Validation::Trusted,
-    }
-}
 
 /// The configured proving devices and what status reports about each GPU.
 fn devices(s: &Settings) -> Result<(Vec<DeviceSlot>, Vec<DeviceInfo>)> {
@@ -107,7 +98,8 @@ pub fn start_engine(s: &Settings) -> Result<(Engine, Vec<DeviceInfo>)> {
     cfg.cpu_workers = e.cpu_workers;
     cfg.lookahead = e.lookahead;
     cfg.max_batch = e.max_batch;
-    cfg.validation = validation(e.check_params);
+    cfg.validation = e.check_params.into();
+    cfg.point_cache = e.point_cache;
     cfg.result_ttl = s.result_ttl;
     cfg.max_restarts = e.max_restarts;
     let engine = Engine::start(cfg)

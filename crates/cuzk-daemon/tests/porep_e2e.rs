@@ -49,7 +49,8 @@ fn every_witness_path_proves_2kib_and_upstream_verifies() {
 }
 
 /// The first proof decodes the parameters and writes the point cache beside them; the next
-/// maps the points from it; `--no-point-cache` decodes again. Every proof verifies.
+/// maps the points from it; `--no-point-cache` decodes again. Every proof verifies. (The
+/// engine logs where each load's points came from.)
 #[test]
 fn point_cache_is_written_then_used_and_proofs_verify() {
     let shared = params_dir();
@@ -78,8 +79,8 @@ fn point_cache_is_written_then_used_and_proofs_verify() {
         (&[][..], "cached", 1),
         (&["--no-point-cache"][..], "decoded", 1),
     ] {
-        let (proof, out) = prove_with(&c1, dir.path(), &dir.path().join("proof"), extra);
-        assert!(out.contains(&format!(" points={points} ")), "{out}");
+        let (proof, _, log) = prove_logged(&c1, dir.path(), &dir.path().join("proof"), extra);
+        assert!(log.contains(&format!(" points={points} ")), "{log}");
         assert_eq!(upstream_verdict("2KiB", &proof), Ok(true), "{points}");
         assert_eq!(caches(), after, "{points}");
     }
@@ -155,7 +156,7 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         assert!(err.contains(expect), "{name}: {err}");
         assert!(!err.contains("panicked"), "{name}: {err}");
     }
-    // Valid input but no parameters: says how to make them.
+    // Valid input but no parameters: says where they are missing and how to make them.
     let run = cuzk(&[
         "prove",
         "porep",
@@ -166,5 +167,9 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         "--out",
         "/dev/null",
     ]);
-    assert!(String::from_utf8_lossy(&run.stderr).contains("cuzk paramgen porep"));
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        err.contains("no parameters at") && err.contains("cuzk paramgen"),
+        "{err}"
+    );
 }

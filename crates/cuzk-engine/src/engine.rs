@@ -59,6 +59,9 @@ pub struct EngineConfig {
     pub max_batch: usize,
     /// How far parameter points are checked on load (proofs are always verified anyway).
     pub validation: Validation,
+    /// Keep decoded parameter points in a point cache beside each `.params` file (as much disk
+    /// again), which later loads map instead of decoding.
+    pub point_cache: bool,
     /// How long an uncollected result is kept.
     pub result_ttl: Duration,
     /// A job found started-but-unfinished at more starts than this fails instead of running
@@ -78,6 +81,7 @@ impl std::fmt::Debug for EngineConfig {
             .field("cpu_workers", &self.cpu_workers)
             .field("lookahead", &self.lookahead)
             .field("max_batch", &self.max_batch)
+            .field("point_cache", &self.point_cache)
             .field("result_ttl", &self.result_ttl)
             .field("max_restarts", &self.max_restarts)
             .finish_non_exhaustive()
@@ -87,7 +91,7 @@ impl std::fmt::Debug for EngineConfig {
 impl EngineConfig {
     /// Defaults: `backend` as the one device, budget three quarters of physical memory, one
     /// CPU worker, one partition made ahead of the backend, no batching, trusted parameter
-    /// decoding, results kept a day, three restarts.
+    /// decoding without a point cache, results kept a day, three restarts.
     pub fn new(
         store_dir: impl Into<PathBuf>,
         registry: Registry,
@@ -104,6 +108,7 @@ impl EngineConfig {
             lookahead: 1,
             max_batch: 1,
             validation: Validation::Trusted,
+            point_cache: false,
             result_ttl: Duration::from_secs(24 * 3600),
             max_restarts: 3,
         }
@@ -253,7 +258,7 @@ pub(crate) struct Shared {
     pub(crate) columns: bool,
     pub(crate) meter: Meter,
     pub(crate) max_batch: usize,
-    validation: Validation,
+    loader: residency::Loader,
     result_ttl: Duration,
     max_restarts: u32,
     store: Store,
@@ -313,7 +318,7 @@ impl Engine {
             devices: cfg.devices,
             meter: cfg.meter,
             max_batch: cfg.max_batch,
-            validation: cfg.validation,
+            loader: residency::Loader::new(cfg.validation, cfg.point_cache),
             result_ttl: cfg.result_ttl,
             max_restarts: cfg.max_restarts,
             store,
@@ -650,6 +655,7 @@ impl Engine {
         if let Some(t) = self.finisher.take() {
             let _ = t.join();
         }
+        s.loader.finish();
         if self.recycles {
             memory::set_recycle_limit(0);
         }
@@ -710,12 +716,13 @@ impl Shared {
             .registry
             .circuit(circuit)
             .ok_or_else(|| EngineError::UnknownCircuit(circuit.0.clone()))?;
-        let mapped = residency::map(spec, self.validation, self.meter).map_err(|reason| {
-            EngineError::Load {
+        let mapped = self
+            .loader
+            .map(spec, self.meter)
+            .map_err(|reason| EngineError::Load {
                 circuit: circuit.clone(),
                 reason,
-            }
-        })?;
+            })?;
         self.lock().residency.insert(mapped);
         Ok(())
     }
@@ -912,7 +919,7 @@ impl Shared {
             .map(|e| e.spec.clone())
             .ok_or("circuit vanished")?;
         let t = Instant::now();
-        let loaded = residency::load_hot(&spec, self.validation);
+        let loaded = self.loader.load_hot(&spec);
         Counters::add(&self.counters.load_ns, t.elapsed().as_nanos() as u64);
         Counters::add(&self.counters.loads, 1);
         let mut guard = self.lock();

@@ -10,9 +10,11 @@
 //! (mapping, decoding, extracting) are the free functions at the bottom, run outside it.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
-use cuzk_groth16::params::{ProvingKey, Validation};
+use cuzk_groth16::params::{ParamsError, PointCache, ProvingKey, Validation};
 use cuzk_groth16::verifier::PreparedVerifyingKey;
 use cuzk_pce::Pce;
 
@@ -227,50 +229,121 @@ pub struct Mapped {
     pub sizes: Sizes,
 }
 
-/// Maps `spec`'s parameter file (layout and verifying key checked) and measures the sizes.
-pub fn map(spec: CircuitSpec, validation: Validation, meter: Meter) -> Result<Mapped, String> {
-    if !spec.params.exists() {
-        return Err(format!(
-            "no parameters at {}; generate them with `cuzk paramgen` or fetch the official files",
-            spec.params.display()
-        ));
-    }
-    let key = ProvingKey::read(&spec.params, validation).map_err(|e| e.to_string())?;
-    let params = meter.params(&key);
-    // An unbuilt PCE is charged like the parameters until measured: real PCEs are far smaller.
-    let pce = match &spec.pce {
-        None => 0,
-        Some(p) => match std::fs::metadata(&p.path) {
-            Ok(m) => meter.scale(m.len()),
-            Err(_) => params,
-        },
-    };
-    let sizes = Sizes {
-        params,
-        pce,
-        witness: meter.witness_bound(&key),
-        scratch: meter.scratch(&key),
-    };
-    Ok(Mapped {
-        pvk: Arc::new(PreparedVerifyingKey::new(&key.vk)),
-        key: Arc::new(key),
-        spec,
-        sizes,
-    })
+/// How circuits' keys are read: how far points are checked, and whether decoded points are
+/// kept in a point cache beside the parameters (`<params>.cuzk-points`), which later loads map
+/// instead of decoding (a 32 GiB key takes minutes to decode).
+#[derive(Debug)]
+pub struct Loader {
+    validation: Validation,
+    point_cache: bool,
+    /// Point caches being written beside the first proofs, joined by [`Loader::finish`].
+    writes: Mutex<Vec<JoinHandle<()>>>,
 }
 
-/// Decodes `spec`'s parameters and loads (or extracts and caches) its PCE.
-pub fn load_hot(spec: &CircuitSpec, validation: Validation) -> Result<Hot, String> {
-    let key = ProvingKey::read(&spec.params, validation).map_err(|e| e.to_string())?;
-    key.preload().map_err(|e| e.to_string())?;
-    let pce = match &spec.pce {
-        None => None,
-        Some(p) => Some(Arc::new(load_pce(p)?)),
-    };
-    Ok(Hot {
-        key: Arc::new(key),
-        pce,
-    })
+impl Loader {
+    pub fn new(validation: Validation, point_cache: bool) -> Self {
+        Loader {
+            validation,
+            point_cache,
+            writes: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Maps `spec`'s parameter file (layout and verifying key checked) and measures the sizes.
+    pub fn map(&self, spec: CircuitSpec, meter: Meter) -> Result<Mapped, String> {
+        if !spec.params.exists() {
+            return Err(format!(
+                "no parameters at {}; generate them with `cuzk paramgen` or fetch the official files",
+                spec.params.display()
+            ));
+        }
+        let key = ProvingKey::read(&spec.params, self.validation).map_err(|e| e.to_string())?;
+        let params = meter.params(&key);
+        // An unbuilt PCE is charged like the parameters until measured: real PCEs are far
+        // smaller.
+        let pce = match &spec.pce {
+            None => 0,
+            Some(p) => match std::fs::metadata(&p.path) {
+                Ok(m) => meter.scale(m.len()),
+                Err(_) => params,
+            },
+        };
+        let sizes = Sizes {
+            params,
+            pce,
+            witness: meter.witness_bound(&key),
+            scratch: meter.scratch(&key),
+        };
+        Ok(Mapped {
+            pvk: Arc::new(PreparedVerifyingKey::new(&key.vk)),
+            key: Arc::new(key),
+            spec,
+            sizes,
+        })
+    }
+
+    /// Decodes `spec`'s parameters (or maps them from the point cache) and loads (or extracts
+    /// and caches) its PCE.
+    pub fn load_hot(&self, spec: &CircuitSpec) -> Result<Hot, String> {
+        let t = std::time::Instant::now();
+        let (key, points) = self.read_key(&spec.params).map_err(|e| e.to_string())?;
+        tracing::info!(
+            circuit = %spec.id,
+            points = %points,
+            ms = t.elapsed().as_millis() as u64,
+            "parameters loaded"
+        );
+        let pce = match &spec.pce {
+            None => None,
+            Some(p) => Some(Arc::new(load_pce(p)?)),
+        };
+        Ok(Hot { key, pce })
+    }
+
+    /// The decoded key and where its points came from: `cached`, `decoded+cached` (the cache
+    /// is being written in the background) or `decoded`.
+    fn read_key(&self, params: &Path) -> Result<(Arc<ProvingKey>, &'static str), ParamsError> {
+        if !self.point_cache {
+            let key = ProvingKey::read(params, self.validation)?;
+            key.preload()?;
+            return Ok((Arc::new(key), "decoded"));
+        }
+        let cache = params.with_extension("cuzk-points");
+        let (key, write) = match ProvingKey::read_cached(params, self.validation, &cache)? {
+            (key, PointCache::Hit) => return Ok((Arc::new(key), "cached")),
+            (key, PointCache::Miss(write)) => (Arc::new(key), write),
+        };
+        // The write reads the decoded points while partitions prove with them: it costs disk,
+        // not cores. A cache that cannot be written (no space, no permission) only costs the
+        // next load a decode.
+        let k = Arc::clone(&key);
+        let writer = std::thread::Builder::new()
+            .name("cuzk-point-cache".into())
+            .spawn(move || {
+                let path = write.path().to_path_buf();
+                if let Err(e) = write.write(&k) {
+                    tracing::warn!(cache = %path.display(), error = %e, "point cache not written");
+                }
+            });
+        match writer {
+            Ok(h) => self
+                .writes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(h),
+            Err(e) => tracing::warn!(error = %e, "point cache not written"),
+        }
+        Ok((key, "decoded+cached"))
+    }
+
+    /// Waits for the point caches still being written: one cut short by the process exiting
+    /// would be lost (the write goes through a temporary file, so it is never left partial).
+    pub fn finish(&self) {
+        let writes = std::mem::take(&mut *self.writes.lock().unwrap_or_else(|p| p.into_inner()));
+        for h in writes {
+            let _ = h.join();
+        }
+    }
 }
 
 fn load_pce(p: &crate::kind::PceSpec) -> Result<Pce, String> {

@@ -150,6 +150,17 @@ pub fn prove(c1: &Path, params: &Path, out: &Path) -> Vec<u8> {
 
 /// `cuzk prove porep` with `extra` arguments: the proof bytes and what the command printed.
 pub fn prove_with(c1: &Path, params: &Path, out: &Path, extra: &[&str]) -> (Vec<u8>, String) {
+    let (proof, stdout, _) = prove_logged(c1, params, out, extra);
+    (proof, stdout)
+}
+
+/// [`prove_with`], also returning the command's log (standard error).
+pub fn prove_logged(
+    c1: &Path,
+    params: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> (Vec<u8>, String, String) {
     let mut args = vec![
         "prove",
         "porep",
@@ -171,6 +182,7 @@ pub fn prove_with(c1: &Path, params: &Path, out: &Path, extra: &[&str]) -> (Vec<
     (
         std::fs::read(out).unwrap(),
         String::from_utf8_lossy(&run.stdout).into_owned(),
+        String::from_utf8_lossy(&run.stderr).into_owned(),
     )
 }
 
