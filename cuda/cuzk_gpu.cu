@@ -37,6 +37,7 @@ typedef fr_t scalar_t;
 #include <msm/pippenger.cuh>
 #include <ntt/ntt.cuh>
 #include "bucket_msm.cuh"
+#include "fixed_base.cuh"
 
 // sppark instantiates its MSM kernels for the G1 typedefs above. The G2 ones are otherwise
 // instantiated only from host code (inside #ifndef __CUDA_ARCH__), which the device pass never
@@ -237,6 +238,13 @@ template __global__ void bucket_msm::halve<B>(B::mem_t*, uint32_t, uint32_t, uin
                                               uint32_t);
 BUCKET_MSM_KERNELS(bucket_t, affine_t)
 BUCKET_MSM_KERNELS(bucket_fp2_t, affine_fp2_t)
+// The fixed-base multiplication (fixed_base.cuh), launched only from host code too.
+template __global__ void fixed_base::multiply<bucket_t, affine_t::mem_t, fp_t, fp_t::mem_t>(
+    fixed_base::affine_out<fp_t::mem_t>*, const affine_t::mem_t*, uint32_t, const fr_t*, size_t);
+template __global__ void fixed_base::multiply<bucket_fp2_t, affine_fp2_t::mem_t, fp2_t,
+                                              fp2_t::mem_t>(
+    fixed_base::affine_out<fp2_t::mem_t>*, const affine_fp2_t::mem_t*, uint32_t, const fr_t*,
+    size_t);
 
 
 #ifndef __CUDA_ARCH__
@@ -665,6 +673,27 @@ cuzk_status cuzk_msm_##G##_time(msm_type* msm, const scalar_t* scalars, size_t n
 
 CUZK_MSM_ENTRY_POINTS(g1, msm_g1_t, affine_t, point_t)
 CUZK_MSM_ENTRY_POINTS(g2, msm_g2_t, affine_fp2_t, point_fp2_t)
+
+// out[i] = scalars[i]·G on `ordinal`, from G's window table (`rows` points of `window`-bit
+// digits, as cuzk-groth16's FixedBase lays it out); scalars in Montgomery form, points in
+// blst's affine layout.
+#define CUZK_FIXED_BASE_ENTRY_POINT(G, bucket_type, field_type, affine_type)               \
+cuzk_status cuzk_fixed_base_##G(int ordinal, const affine_type* table, size_t rows,        \
+                                uint32_t window, const scalar_t* scalars, size_t n,        \
+                                affine_type* out)                                          \
+{                                                                                          \
+    return guarded([&] {                                                                   \
+        CUZK_GPU(gpu, ordinal);                                                            \
+        if (window < 1 || window > 16                                                      \
+            || rows != (size_t)((255 + window - 1) / window) * ((1u << window) - 1))       \
+            return status_of(CUZK_BAD_ARGUMENT, "table does not match its window");        \
+        fixed_base::run<bucket_type, field_type>(*gpu, out, table, rows, window, scalars,  \
+                                                 n);                                       \
+        return ok();                                                                       \
+    });                                                                                    \
+}
+CUZK_FIXED_BASE_ENTRY_POINT(g1, bucket_t, fp_t, affine_t)
+CUZK_FIXED_BASE_ENTRY_POINT(g2, bucket_fp2_t, fp2_t, affine_fp2_t)
 
 // Sets the engine that MSMs asking for none use, process-wide: CUZK_MSM_AUTO (by size),
 // CUZK_MSM_SPPARK or CUZK_MSM_BUCKETS.

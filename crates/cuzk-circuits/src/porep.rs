@@ -302,7 +302,18 @@ impl SealShape {
         &self,
         rng: &mut impl rand_core::RngCore,
     ) -> Result<ProvingKey, PorepError> {
-        Ok(generator::generate(self.stacked().blank(), rng)?)
+        self.generate_params_with(rng, &generator::CpuFixedBase)
+    }
+
+    /// [`generate_params`](Self::generate_params) with the query points made by `mul` (the
+    /// same key for the same seed).
+    pub fn generate_params_with(
+        &self,
+        rng: &mut impl rand_core::RngCore,
+        mul: &dyn generator::FixedBaseMul,
+    ) -> Result<ProvingKey, PorepError> {
+        let cs = cuzk_groth16::r1cs::record(self.stacked().blank())?;
+        Ok(generator::generate_with(&cs, rng, mul)?)
     }
 
     /// Writes `.params`, `.vk` and `.meta` under their upstream names into `dir`.

@@ -53,8 +53,19 @@ pub trait CircuitShape {
 
     /// A fresh random setup of this circuit with our generator.
     fn generate_params(&self, rng: &mut dyn rand_core::RngCore) -> Result<ProvingKey, Self::Error> {
+        self.generate_params_with(rng, &generator::CpuFixedBase)
+    }
+
+    /// [`generate_params`](Self::generate_params) with the query points made by `mul` (the
+    /// same key for the same seed).
+    fn generate_params_with(
+        &self,
+        rng: &mut dyn rand_core::RngCore,
+        mul: &dyn generator::FixedBaseMul,
+    ) -> Result<ProvingKey, Self::Error> {
         let mut rng = rng;
-        Ok(generator::generate(self.blank(), &mut rng)?)
+        let cs = cuzk_groth16::r1cs::record(self.blank())?;
+        Ok(generator::generate_with(&cs, &mut rng, mul)?)
     }
 
     /// Writes `.params`, `.vk` and `.meta` under their upstream names into `dir`.

@@ -7,6 +7,8 @@ use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use cuzk_circuits::{CircuitShape, SealShape};
 use cuzk_daemon::config::CheckParams;
+use cuzk_groth16::generator::{CpuFixedBase, FixedBaseMul};
+use cuzk_groth16::params::ProvingKey;
 use cuzk_pce::Pce;
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -28,33 +30,75 @@ fn ms(t: Instant) -> u128 {
     t.elapsed().as_millis()
 }
 
-/// Generates and writes parameters for `shape` into `dir`.
-pub fn paramgen(shape: &SealShape, dir: &Path) -> Result<()> {
+/// How `cuzk paramgen` makes a key: the randomness, and where the query points (nearly all of
+/// the work) are computed. The same seed gives the same file on either.
+pub struct Setup {
+    rng: Box<dyn rand::RngCore>,
+    mul: Box<dyn FixedBaseMul>,
+}
+
+impl Setup {
+    /// Points on GPU `gpu` (a build with `--features cuda`) or the CPU; randomness from `seed`
+    /// (a reproducible test key) or the OS.
+    pub fn new(gpu: Option<usize>, seed: Option<u64>) -> Result<Self> {
+        use rand::SeedableRng;
+        let mul: Box<dyn FixedBaseMul> = match gpu {
+            None => Box::new(CpuFixedBase),
+            Some(n) => Box::new(
+                cuzk_gpu::setup::GpuFixedBase::new(n)
+                    .with_context(|| format!("--gpu {n} (build with --features cuda)"))?,
+            ),
+        };
+        let rng: Box<dyn rand::RngCore> = match seed {
+            Some(s) => Box::new(rand_chacha::ChaCha20Rng::seed_from_u64(s)),
+            None => Box::new(rand::rngs::OsRng),
+        };
+        Ok(Setup { rng, mul })
+    }
+}
+
+/// Generates `circuit`'s parameters and writes them into `dir` under upstream's names.
+pub fn paramgen(circuit: &(impl Circuit + ?Sized), dir: &Path, setup: &mut Setup) -> Result<()> {
     let t = Instant::now();
-    let pk = shape.generate_params(&mut rand::rngs::OsRng)?;
+    let pk = circuit.generate(&mut setup.rng, setup.mul.as_ref())?;
     let gen_ms = ms(t);
     let t = Instant::now();
-    shape.write_params(&pk, dir)?;
-    let [params, _, _] = shape.file_names()?;
+    let file = circuit.write_params(&pk, dir)?;
     println!(
-        "paramgen sector_size={} generate_ms={gen_ms} write_ms={} file={}",
-        shape.sector_size(),
+        "paramgen {} points={} generate_ms={gen_ms} write_ms={} file={}",
+        circuit.label(),
+        setup.mul.name(),
         ms(t),
-        dir.join(params).display()
+        file.display()
     );
     Ok(())
 }
 
-/// A circuit whose matrices `cuzk pce extract` records: its label, identity and extraction.
-pub trait PceCircuit {
+/// A circuit `cuzk paramgen` and `cuzk pce extract` work on: its label, setup and matrices.
+pub trait Circuit {
     fn label(&self) -> String;
+    fn generate(&self, rng: &mut dyn rand::RngCore, mul: &dyn FixedBaseMul) -> Result<ProvingKey>;
+    /// Writes `.params`, `.vk` and `.meta` into `dir`; the `.params` path.
+    fn write_params(&self, pk: &ProvingKey, dir: &Path) -> Result<PathBuf>;
     fn identity(&self) -> Result<String>;
     fn extract(&self) -> Result<Pce>;
 }
 
-impl PceCircuit for SealShape {
+impl Circuit for SealShape {
     fn label(&self) -> String {
         format!("porep sector_size={}", self.sector_size())
+    }
+    fn generate(
+        &self,
+        mut rng: &mut dyn rand::RngCore,
+        mul: &dyn FixedBaseMul,
+    ) -> Result<ProvingKey> {
+        Ok(self.generate_params_with(&mut rng, mul)?)
+    }
+    fn write_params(&self, pk: &ProvingKey, dir: &Path) -> Result<PathBuf> {
+        SealShape::write_params(self, pk, dir)?;
+        let [params, _, _] = self.file_names()?;
+        Ok(dir.join(params))
     }
     fn identity(&self) -> Result<String> {
         Ok(self.pce_identity()?)
@@ -64,16 +108,25 @@ impl PceCircuit for SealShape {
     }
 }
 
-/// A fixed circuit of a PoSt or SnapDeals proof type, as `cuzk pce extract` sees it.
+/// A fixed circuit of a PoSt or SnapDeals proof type, as `cuzk paramgen` and `cuzk pce
+/// extract` see it.
 pub struct Fixed<S>(pub S);
 
-impl<S> PceCircuit for Fixed<S>
+impl<S> Circuit for Fixed<S>
 where
     S: CircuitShape,
     S::Error: std::error::Error + Send + Sync + 'static,
 {
     fn label(&self) -> String {
         self.0.circuit_id()
+    }
+    fn generate(&self, rng: &mut dyn rand::RngCore, mul: &dyn FixedBaseMul) -> Result<ProvingKey> {
+        Ok(self.0.generate_params_with(rng, mul)?)
+    }
+    fn write_params(&self, pk: &ProvingKey, dir: &Path) -> Result<PathBuf> {
+        self.0.write_params(pk, dir)?;
+        let [params, _, _] = self.0.file_names();
+        Ok(dir.join(params))
     }
     fn identity(&self) -> Result<String> {
         Ok(self.0.pce_identity())
@@ -84,7 +137,7 @@ where
 }
 
 /// Extracts `circuit`'s matrices, reporting size and time.
-pub fn extract_pce(circuit: &impl PceCircuit) -> Result<Pce> {
+pub fn extract_pce(circuit: &impl Circuit) -> Result<Pce> {
     let t = Instant::now();
     let pce = circuit.extract()?;
     println!(
@@ -99,7 +152,7 @@ pub fn extract_pce(circuit: &impl PceCircuit) -> Result<Pce> {
 }
 
 /// Writes `pce` to `out` under `circuit`'s identity, reporting size and time.
-pub fn write_pce(circuit: &impl PceCircuit, pce: &Pce, out: &Path) -> Result<()> {
+pub fn write_pce(circuit: &impl Circuit, pce: &Pce, out: &Path) -> Result<()> {
     let t = Instant::now();
     let digest = pce.write(out, &circuit.identity()?)?;
     println!(
@@ -287,25 +340,4 @@ impl Drop for InProcess {
             e.shutdown();
         }
     }
-}
-
-/// Generates and writes the parameters of a PoSt or SnapDeals circuit into `dir`.
-pub fn paramgen_fixed<S>(shape: &S, dir: &Path) -> Result<()>
-where
-    S: CircuitShape,
-    S::Error: std::error::Error + Send + Sync + 'static,
-{
-    let t = Instant::now();
-    let pk = shape.generate_params(&mut rand::rngs::OsRng)?;
-    let gen_ms = ms(t);
-    let t = Instant::now();
-    shape.write_params(&pk, dir)?;
-    let [params, _, _] = shape.file_names();
-    println!(
-        "paramgen {} generate_ms={gen_ms} write_ms={} file={}",
-        shape.circuit_id(),
-        ms(t),
-        dir.join(params).display()
-    );
-    Ok(())
 }

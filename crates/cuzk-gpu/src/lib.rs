@@ -11,6 +11,7 @@ pub mod domain;
 mod error;
 pub mod msm;
 pub mod pce;
+pub mod setup;
 mod sys;
 
 pub use backend::GpuBackend;

@@ -88,6 +88,7 @@ pub(crate) use cuda;
 pub(crate) mod ffi {
     use std::ffi::{c_char, c_void};
 
+    use blstrs::{Fp, Fp2};
     use cuzk_groth16::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
     use super::{QuotientTimes, Status};
@@ -147,6 +148,24 @@ pub(crate) mod ffi {
             steps: *mut BucketSteps,
         ) -> Status;
         pub(crate) fn cuzk_msm_prefer(engine: i32) -> Status;
+        pub(crate) fn cuzk_fixed_base_g1(
+            ordinal: i32,
+            table: *const [Fp; 2],
+            rows: usize,
+            window: u32,
+            scalars: *const Fr,
+            n: usize,
+            out: *mut G1Affine,
+        ) -> Status;
+        pub(crate) fn cuzk_fixed_base_g2(
+            ordinal: i32,
+            table: *const [Fp2; 2],
+            rows: usize,
+            window: u32,
+            scalars: *const Fr,
+            n: usize,
+            out: *mut G2Affine,
+        ) -> Status;
         pub(crate) fn cuzk_msm_g2_new(
             ordinal: i32,
             points: *const G2Affine,

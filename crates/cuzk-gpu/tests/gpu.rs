@@ -377,3 +377,34 @@ fn device_memory_is_released_after_100_proofs() {
     println!("free device memory: {start} before, {end} after 100 proofs");
     assert_eq!(end, start);
 }
+
+/// Fixed-base multiplication on the GPU gives the CPU reference's points: edge scalars, small
+/// and 16-bit windows, G1 and G2, and whole setups of the standard shapes byte for byte.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn fixed_base_multiplication_matches_the_cpu() {
+    let gpu = cuzk_gpu::setup::GpuFixedBase::new(0).unwrap();
+    cuzk_groth16::conformance::check_fixed_base(&gpu).unwrap();
+}
+
+/// `cuzk paramgen --gpu` and the CPU path write the same 2 KiB PoRep `.params` file for the
+/// same seed.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn porep_2kib_setup_is_the_same_file_on_gpu_and_cpu() {
+    use cuzk_circuits::SealShape;
+    let shape = SealShape::from_sector_size("2KiB").unwrap();
+    let gpu = cuzk_gpu::setup::GpuFixedBase::new(0).unwrap();
+    let file = |mul: &dyn generator::FixedBaseMul| {
+        let dir = tempfile::tempdir().unwrap();
+        let pk = shape
+            .generate_params_with(&mut ChaCha20Rng::seed_from_u64(2048), mul)
+            .unwrap();
+        shape.write_params(&pk, dir.path()).unwrap();
+        let [params, _, _] = shape.file_names().unwrap();
+        std::fs::read(dir.path().join(params)).unwrap()
+    };
+    let (on_gpu, on_cpu) = (file(&gpu), file(&generator::CpuFixedBase));
+    assert!(on_gpu.len() > 1 << 20);
+    assert!(on_gpu == on_cpu, "the GPU setup wrote another file");
+}

@@ -293,14 +293,14 @@ fn prove_one(pk: &ProvingKey, w: &Witness, rs: &Randomness) -> Result<Proof, Pro
 }
 
 /// Milliseconds between successive calls, for the `debug` step event.
-struct Steps(std::time::Instant);
+pub(crate) struct Steps(std::time::Instant);
 
 impl Steps {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Steps(std::time::Instant::now())
     }
 
-    fn lap(&mut self) -> u64 {
+    pub(crate) fn lap(&mut self) -> u64 {
         let now = std::time::Instant::now();
         let ms = (now - self.0).as_millis() as u64;
         self.0 = now;

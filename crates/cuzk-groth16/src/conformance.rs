@@ -330,3 +330,79 @@ pub fn random_scalars(n: usize, seed: u64) -> Vec<Fr> {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     (0..n).map(|_| Fr::random(&mut rng)).collect()
 }
+
+/// Checks `mul` against [`generator::CpuFixedBase`]: the same points for random and edge
+/// scalars (0, 1, −1, every power of two) under tables of small and large windows, in G1 and
+/// G2; then, for every standard shape, the same `.params` bytes from a whole setup with the
+/// same seed. The error names the first difference.
+pub fn check_fixed_base(mul: &dyn generator::FixedBaseMul) -> Result<(), String> {
+    use crate::curve::FixedBase;
+    use generator::FixedBaseMul;
+    use group::Group;
+    let cpu = generator::CpuFixedBase;
+    let mut rng = ChaCha20Rng::seed_from_u64(0xf1ed);
+    let mut scalars: Vec<Fr> = (0..3000).map(|_| Fr::random(&mut rng)).collect();
+    scalars.extend([Fr::ZERO, Fr::ONE, -Fr::ONE]);
+    let mut power = Fr::ONE;
+    for _ in 0..255 {
+        power = power.double();
+        scalars.push(power);
+    }
+    let first_difference = |what: &str, same: Vec<bool>| match same.iter().position(|s| !s) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "{what}: scalar {i} ({:?}) gives another point",
+            scalars[i]
+        )),
+    };
+    fn err(what: &str) -> impl Fn(ProverError) -> String + '_ {
+        move |e| format!("{what}: {e}")
+    }
+    // Counts that pick windows of 2 to 16 bits.
+    for count in [1, 1000, 1 << 22] {
+        let t = FixedBase::new(G1Projective::random(&mut rng), count);
+        let what = format!("G1, {}-bit windows", t.window());
+        let got = mul.g1(&t, &scalars).map_err(err(&what))?;
+        let want = cpu.g1(&t, &scalars).map_err(err(&what))?;
+        if got.len() != want.len() {
+            return Err(format!(
+                "{what}: {} points for {} scalars",
+                got.len(),
+                want.len()
+            ));
+        }
+        first_difference(&what, got.iter().zip(&want).map(|(g, w)| g == w).collect())?;
+        if !mul.g1(&t, &[]).map_err(err(&what))?.is_empty() {
+            return Err(format!("{what}: points for no scalars"));
+        }
+    }
+    for count in [1, 1 << 18] {
+        let t = FixedBase::new(G2Projective::random(&mut rng), count);
+        let what = format!("G2, {}-bit windows", t.window());
+        let got = mul.g2(&t, &scalars).map_err(err(&what))?;
+        let want = cpu.g2(&t, &scalars).map_err(err(&what))?;
+        if got.len() != want.len() {
+            return Err(format!(
+                "{what}: {} points for {} scalars",
+                got.len(),
+                want.len()
+            ));
+        }
+        first_difference(&what, got.iter().zip(&want).map(|(g, w)| g == w).collect())?;
+    }
+    for (case, shape) in standard_shapes().into_iter().enumerate() {
+        let cs = crate::r1cs::record(RandomCircuit::new(shape, case as u64))
+            .map_err(err("recording"))?;
+        let key = |m: &dyn generator::FixedBaseMul| {
+            let mut rng = ChaCha20Rng::seed_from_u64(case as u64);
+            let pk = generator::generate_with(&cs, &mut rng, m).map_err(err("setup"))?;
+            let mut bytes = Vec::new();
+            pk.write_to(&mut bytes).map_err(|e| e.to_string())?;
+            Ok::<_, String>(bytes)
+        };
+        if key(mul)? != key(&cpu)? {
+            return Err(format!("shape {case}: the setup's .params bytes differ"));
+        }
+    }
+    Ok(())
+}

@@ -94,16 +94,29 @@ projective!(
 );
 
 /// `d · 2^{w·k} · base` for every window `k` and digit `d ∈ [1, 2^w)`, as raw affine
-/// coordinates (the form the batched additions read).
-pub(crate) struct FixedBase<G: Projective>
+/// coordinates (the form the batched additions read, and what a device uploads).
+pub struct FixedBase<G: Projective>
 where
     G::AffineRepr: Coords,
 {
     window: usize,
-    table: Vec<(Base<G>, Base<G>)>,
+    table: Vec<[Base<G>; 2]>,
 }
 
-type Base<G> = <<G as Curve>::AffineRepr as Coords>::Base;
+impl<G: Projective> std::fmt::Debug for FixedBase<G>
+where
+    G::AffineRepr: Coords,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FixedBase")
+            .field("window", &self.window)
+            .field("points", &self.table.len())
+            .finish()
+    }
+}
+
+/// The coordinate field of `G`'s affine points (Fp for G1, Fp2 for G2).
+pub type Base<G> = <<G as Curve>::AffineRepr as Coords>::Base;
 
 const BATCH: usize = 1 << 12;
 const SCALAR_BITS: usize = Fr::NUM_BITS as usize;
@@ -113,7 +126,7 @@ where
     G::AffineRepr: Coords,
 {
     /// Builds a table sized for about `count` multiplications by the same base.
-    pub(crate) fn new(base: G, count: usize) -> Self {
+    pub fn new(base: G, count: usize) -> Self {
         let window = Self::best_window(count);
         let windows = SCALAR_BITS.div_ceil(window);
         let row = (1usize << window) - 1;
@@ -125,7 +138,7 @@ where
                 b = b.double();
             }
         }
-        let mut table = vec![(Base::<G>::ZERO, Base::<G>::ZERO); windows * row];
+        let mut table = vec![[Base::<G>::ZERO; 2]; windows * row];
         table
             .par_chunks_mut(row)
             .zip(starts.par_iter())
@@ -139,10 +152,22 @@ where
                 let mut affine = vec![G::AffineRepr::default(); row];
                 G::batch_to_affine(&proj, &mut affine);
                 for (o, a) in out.iter_mut().zip(&affine) {
-                    *o = a.xy();
+                    let (x, y) = a.xy();
+                    *o = [x, y];
                 }
             });
         FixedBase { window, table }
+    }
+
+    /// Digit bits per window.
+    pub fn window(&self) -> usize {
+        self.window
+    }
+
+    /// `[x, y]` of `d · 2^{w·k} · base` at index `k · (2^w − 1) + d − 1`; no entry is the
+    /// point at infinity.
+    pub fn table(&self) -> &[[Base<G>; 2]] {
+        &self.table
     }
 
     /// Minimises table construction plus per-scalar additions, capped at 16-bit windows so a
@@ -157,7 +182,7 @@ where
     }
 
     /// `scalar_i · base` for every scalar, in affine form.
-    pub(crate) fn batch_mul(&self, scalars: &[Fr]) -> Vec<G::AffineRepr> {
+    pub fn batch_mul(&self, scalars: &[Fr]) -> Vec<G::AffineRepr> {
         let mut out = vec![G::AffineRepr::default(); scalars.len()];
         out.par_chunks_mut(BATCH)
             .zip(scalars.par_chunks(BATCH))
@@ -186,7 +211,7 @@ where
                     continue;
                 }
                 let t = k * row + d - 1;
-                let (px, py) = self.table[t];
+                let [px, py] = self.table[t];
                 if !set[j] {
                     (ax[j], ay[j], set[j]) = (px, py, true);
                     continue;
@@ -206,7 +231,7 @@ where
             }
             denom.iter_mut().batch_invert();
             for (&(j, t), inv) in todo.iter().zip(&denom) {
-                let (j, (px, py)) = (j as usize, self.table[t as usize]);
+                let (j, [px, py]) = (j as usize, self.table[t as usize]);
                 let l = (py - ay[j]) * inv;
                 let x3 = l.square() - ax[j] - px;
                 ay[j] = l * (ax[j] - x3) - ay[j];

@@ -2,7 +2,8 @@
 //!
 //! The circuit is recorded once ([`crate::r1cs`]), the QAP polynomials are evaluated at τ
 //! through the Lagrange basis of the domain, and every query point is a fixed-base scalar
-//! multiplication from one precomputed window table per group.
+//! multiplication from one precomputed window table per group: hundreds of millions of them
+//! for a 32 GiB circuit, so they go through a [`FixedBaseMul`], which a device can implement.
 
 use bellpepper_core::Circuit;
 use ff::Field;
@@ -15,6 +16,7 @@ use crate::domain::{powers, Domain};
 use crate::params::{ProvingKey, VerifyingKey};
 use crate::r1cs::{self, Recording};
 use crate::{Fr, G1Projective, G2Projective, ProverError};
+use crate::{G1Affine, G2Affine};
 
 fn nonzero(rng: &mut impl RngCore) -> Fr {
     loop {
@@ -22,6 +24,48 @@ fn nonzero(rng: &mut impl RngCore) -> Fr {
         if !bool::from(x.is_zero()) {
             return x;
         }
+    }
+}
+
+/// The bulk of a setup: `s_i · base` for every scalar, from `base`'s window table, in affine
+/// form. [`CpuFixedBase`] is the reference; every other implementation must give the same
+/// points ([`crate::conformance::check_fixed_base`]), so a setup's file depends only on its
+/// seed.
+pub trait FixedBaseMul: Sync {
+    fn name(&self) -> &str;
+    fn g1(
+        &self,
+        table: &FixedBase<G1Projective>,
+        scalars: &[Fr],
+    ) -> Result<Vec<G1Affine>, ProverError>;
+    fn g2(
+        &self,
+        table: &FixedBase<G2Projective>,
+        scalars: &[Fr],
+    ) -> Result<Vec<G2Affine>, ProverError>;
+}
+
+/// Batch-affine additions on every core ([`FixedBase::batch_mul`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuFixedBase;
+
+impl FixedBaseMul for CpuFixedBase {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+    fn g1(
+        &self,
+        table: &FixedBase<G1Projective>,
+        scalars: &[Fr],
+    ) -> Result<Vec<G1Affine>, ProverError> {
+        Ok(table.batch_mul(scalars))
+    }
+    fn g2(
+        &self,
+        table: &FixedBase<G2Projective>,
+        scalars: &[Fr],
+    ) -> Result<Vec<G2Affine>, ProverError> {
+        Ok(table.batch_mul(scalars))
     }
 }
 
@@ -35,6 +79,20 @@ pub fn generate<C: Circuit<Fr>, R: RngCore>(
 
 /// Runs a fresh random setup for a recorded circuit.
 pub fn generate_from<R: RngCore>(cs: &Recording, rng: &mut R) -> Result<ProvingKey, ProverError> {
+    generate_with(cs, rng, &CpuFixedBase)
+}
+
+/// Runs a fresh random setup for a recorded circuit, its query points made by `mul`. The
+/// same seed gives the same key whatever `mul` is.
+pub fn generate_with<R: RngCore>(
+    cs: &Recording,
+    rng: &mut R,
+    mul: &dyn FixedBaseMul,
+) -> Result<ProvingKey, ProverError> {
+    let mut steps = crate::backend::Steps::new();
+    // Minutes at 32 GiB: each step is logged as it ends.
+    let mut done =
+        |step: &str| tracing::info!(step, ms = steps.lap(), points = mul.name(), "setup");
     let (inputs, aux, rows) = (cs.num_inputs, cs.num_aux, cs.num_constraints());
     // The prover's `input_i · 0 = 0` rows follow the constraints.
     let domain = Domain::for_size(rows + inputs)?;
@@ -64,6 +122,7 @@ pub fn generate_from<R: RngCore>(cs: &Recording, rng: &mut R) -> Result<ProvingK
         *x += lagrange[rows + i];
     }
     drop(lagrange);
+    done("lagrange and columns");
 
     let combine = |u: &[Fr], v: &[Fr], w: &[Fr], k: Fr| -> Vec<Fr> {
         u.par_iter()
@@ -100,6 +159,7 @@ pub fn generate_from<R: RngCore>(cs: &Recording, rng: &mut R) -> Result<ProvingK
         ic_s.len() + l_s.len() + a_s.len() + b_s.len() + h_s.len(),
     );
     let t2 = FixedBase::new(g2, b_s.len());
+    done("scalars and tables");
     let vk = VerifyingKey {
         alpha_g1: (g1 * alpha).to_affine(),
         beta_g1: (g1 * beta).to_affine(),
@@ -109,13 +169,18 @@ pub fn generate_from<R: RngCore>(cs: &Recording, rng: &mut R) -> Result<ProvingK
         delta_g2: (g2 * delta).to_affine(),
         ic: t1.batch_mul(&ic_s),
     };
-    let h = t1.batch_mul(&h_s);
+    let h = mul.g1(&t1, &h_s)?;
     drop(h_s);
-    let l = t1.batch_mul(&l_s);
+    done("h points");
+    let l = mul.g1(&t1, &l_s)?;
     drop(l_s);
-    let a = t1.batch_mul(&a_s);
-    let b_g1 = t1.batch_mul(&b_s);
+    done("l points");
+    let a = mul.g1(&t1, &a_s)?;
+    done("a points");
+    let b_g1 = mul.g1(&t1, &b_s)?;
     drop(t1);
-    let b_g2 = t2.batch_mul(&b_s);
+    done("b_g1 points");
+    let b_g2 = mul.g2(&t2, &b_s)?;
+    done("b_g2 points");
     Ok(ProvingKey::from_points(vk, h, l, a, b_g1, b_g2))
 }

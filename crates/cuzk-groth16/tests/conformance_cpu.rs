@@ -129,3 +129,35 @@ fn prover_entry_points_agree_with_the_backend() {
         Err(ProverError::BatchShape { .. })
     ));
 }
+
+/// The fixed-base harness passes the reference, and catches a multiplier that is wrong for one
+/// scalar only.
+#[test]
+fn fixed_base_harness_passes_the_reference_and_catches_one_wrong_point() {
+    use cuzk_groth16::conformance::check_fixed_base;
+    use cuzk_groth16::curve::FixedBase;
+    use cuzk_groth16::generator::{CpuFixedBase, FixedBaseMul};
+    use cuzk_groth16::{G1Affine, G1Projective, G2Affine, G2Projective};
+
+    check_fixed_base(&CpuFixedBase).unwrap();
+
+    /// The reference, with the last G1 point of every call negated.
+    struct LastNegated;
+    impl FixedBaseMul for LastNegated {
+        fn name(&self) -> &str {
+            "last-negated"
+        }
+        fn g1(&self, t: &FixedBase<G1Projective>, s: &[Fr]) -> Result<Vec<G1Affine>, ProverError> {
+            let mut v = CpuFixedBase.g1(t, s)?;
+            if let Some(p) = v.last_mut() {
+                *p = -*p;
+            }
+            Ok(v)
+        }
+        fn g2(&self, t: &FixedBase<G2Projective>, s: &[Fr]) -> Result<Vec<G2Affine>, ProverError> {
+            CpuFixedBase.g2(t, s)
+        }
+    }
+    let e = check_fixed_base(&LastNegated).unwrap_err();
+    assert!(e.starts_with("G1, ") && e.contains("scalar 3257"), "{e}");
+}
