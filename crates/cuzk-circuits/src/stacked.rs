@@ -108,6 +108,20 @@ impl StackedShape {
         }))
     }
 
+    /// The Poseidon node hash of `children`, by their count (an arity of the tree).
+    ///
+    /// # Panics
+    /// If the tree has no level of that arity.
+    pub(crate) fn tree_hash(&self, children: &[Fr]) -> Fr {
+        let h = self
+            .tree_hashes
+            .iter()
+            .find(|h| h.arity() == children.len());
+        h.expect("an arity of the tree")
+            .hash(children)
+            .expect("arity matches")
+    }
+
     /// Levels of a comm_d path.
     pub fn comm_d_levels(&self) -> usize {
         self.nodes.trailing_zeros() as usize

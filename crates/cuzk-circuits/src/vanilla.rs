@@ -172,6 +172,55 @@ pub struct StackedProof {
     encoding_proof: LabelingProof,
 }
 
+/// A node's column and its opening in the comm_c tree.
+pub(crate) type ColumnOpened = (u32, Vec<Fr>, MerkleProof);
+/// A labeling proof's layer, node and parent labels (before repetition).
+pub(crate) type Labeled = (u32, u64, Vec<Fr>);
+
+impl StackedProof {
+    /// One challenge's proof from its parts; labeling parents are repeated to
+    /// [`StackedShape::TOTAL_PARENTS`], as upstream stores them.
+    pub(crate) fn new(
+        comm_d: MerkleProof,
+        comm_r_last: MerkleProof,
+        c_x: ColumnOpened,
+        drg: Vec<ColumnOpened>,
+        exp: Vec<ColumnOpened>,
+        labeling: Vec<Labeled>,
+        encoding: Labeled,
+    ) -> Self {
+        let column = |(index, rows, inclusion_proof): ColumnOpened| ColumnProof {
+            column: Column {
+                index,
+                rows: rows.iter().map(|r| r.to_repr()).collect(),
+                _marker: None,
+            },
+            inclusion_proof,
+        };
+        let labeled = |(layer_index, node, parents): Labeled| LabelingProof {
+            parents: parents
+                .iter()
+                .cycle()
+                .take(StackedShape::TOTAL_PARENTS)
+                .map(|p| p.to_repr())
+                .collect(),
+            layer_index,
+            node,
+        };
+        StackedProof {
+            comm_d_proofs: comm_d,
+            comm_r_last_proof: comm_r_last,
+            replica_column_proofs: ReplicaColumnProofs {
+                c_x: column(c_x),
+                drg_parents: drg.into_iter().map(column).collect(),
+                exp_parents: exp.into_iter().map(column).collect(),
+            },
+            labeling_proofs: labeling.into_iter().map(labeled).collect(),
+            encoding_proof: labeled(encoding),
+        }
+    }
+}
+
 /// The `vanilla_proofs` of a C1 output: the sector-size variant name and one list of challenge
 /// proofs per partition.
 #[derive(Debug, Clone)]

@@ -170,6 +170,19 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// A random sector of any size, sealed sparsely (`cuzk_circuits::seal`): writes
+    /// `<out>/c1.json`, whose proofs satisfy the circuit, and `<out>/sector.json`, what
+    /// upstream's `verify_seal` takes beside the proof (`cuzk bench --c1` sends the C1).
+    RandomC1 {
+        /// 2KiB, 8MiB, 512MiB, 32GiB or 64GiB (the current, interactive proof type).
+        #[arg(long)]
+        sector_size: String,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The folder the two files go into.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// A random well-formed SnapDeals request of any size (every partition; it proves and
     /// verifies under any key of its size, for benchmarks), as a `cuzk bench --snap` input.
     RandomSnap {
@@ -590,6 +603,30 @@ fn main() -> Result<()> {
             std::fs::write(&out, r.encode())
                 .with_context(|| format!("writing {}", out.display()))?;
             println!("random {proof:?} request of {n} sectors: {}", out.display());
+        }
+        Command::RandomC1 {
+            sector_size,
+            seed,
+            out,
+        } => {
+            use rand::SeedableRng;
+            let proof = SealShape::from_sector_size(&sector_size)?.registered_proof();
+            let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+            let t = std::time::Instant::now();
+            let (c1, info) = cuzk_circuits::seal::random_sector(proof, &mut rng)?;
+            std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+            let write = |name: &str, bytes: Vec<u8>| {
+                let path = out.join(name);
+                std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))
+            };
+            write("c1.json", serde_json::to_vec(&c1)?)?;
+            write("sector.json", serde_json::to_vec_pretty(&info)?)?;
+            println!(
+                "random sealed {proof:?} sector {} in {} ms: {}",
+                info.sector_id,
+                t.elapsed().as_millis(),
+                out.display()
+            );
         }
         Command::RandomSnap {
             registered_proof,

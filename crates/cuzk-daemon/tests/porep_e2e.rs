@@ -173,3 +173,42 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         "{err}"
     );
 }
+
+/// `cuzk random-c1` sectors (sealed sparsely, no upstream seal) prove, and upstream
+/// `verify_seal` accepts the proofs with the `sector.json` written beside them: their replica
+/// ids, challenges and trees are a real sector's. A changed sector id is refused.
+#[test]
+fn random_sealed_sectors_prove_and_upstream_verifies() {
+    let params = params_dir();
+    for size in ["2KiB", "8MiB"] {
+        ensure_params_for(&params, size);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_str().unwrap();
+        let made = cuzk(&[
+            "random-c1",
+            "--sector-size",
+            size,
+            "--seed",
+            "7",
+            "--out",
+            dir,
+        ]);
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        let proof = prove(
+            &tmp.path().join("c1.json"),
+            &params,
+            &tmp.path().join("proof"),
+        );
+        let info = cuzk_upstream_tools::SectorInfo::read(&tmp.path().join("sector.json")).unwrap();
+        assert_eq!(info.verify(&proof), Ok(true), "{size}");
+        let other = cuzk_upstream_tools::SectorInfo {
+            sector_id: info.sector_id ^ 1,
+            ..info
+        };
+        assert_eq!(other.verify(&proof), Ok(false), "{size}");
+    }
+}

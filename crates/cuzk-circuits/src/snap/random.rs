@@ -8,130 +8,23 @@
 //! comm_r_new, and the request passes every check and satisfies the circuit. Only the values'
 //! repetition differs from a real update, which no prover cost depends on.
 
-use std::collections::HashMap;
-
 use blstrs::Scalar as Fr;
 use cuzk_gadgets::native::Count;
-use cuzk_gadgets::por::{Sha256Hash, TreeHash, TreeShape};
+use cuzk_gadgets::por::{Sha256Hash, TreeHash};
 use ff::{Field, PrimeField};
 use rand_core::RngCore;
 
 use super::vanilla::{ChallengeProofs, PartitionProof};
 use super::{RegisteredUpdateProof, SnapRequest, SnapShape};
+use crate::sparse::{fr32, BlockTree};
 use crate::stacked::StackedShape;
-use crate::vanilla::random::from_levels;
-use crate::vanilla::{Element, MerkleProof};
-
-/// A tree whose leaves are constant on aligned blocks of `block` leaves; node values by
-/// (level, index), memoised.
-struct BlockTree<'a> {
-    arities: Vec<usize>,
-    hash: &'a dyn Fn(&[Fr]) -> Fr,
-    /// The leaf value of block `b`.
-    leaf: &'a dyn Fn(u64) -> Fr,
-    block: u64,
-    /// Uniform subtrees: (level, block) → value.
-    uniform: HashMap<(usize, u64), Fr>,
-    nodes: HashMap<(usize, u64), Fr>,
-}
-
-impl<'a> BlockTree<'a> {
-    fn new(
-        arities: Vec<usize>,
-        hash: &'a dyn Fn(&[Fr]) -> Fr,
-        block: u64,
-        leaf: &'a dyn Fn(u64) -> Fr,
-    ) -> Self {
-        BlockTree {
-            arities,
-            hash,
-            leaf,
-            block,
-            uniform: HashMap::new(),
-            nodes: HashMap::new(),
-        }
-    }
-
-    /// Leaves under one node of `level`.
-    fn span(&self, level: usize) -> u64 {
-        self.arities[..level].iter().map(|&a| a as u64).product()
-    }
-
-    fn node(&mut self, level: usize, index: u64) -> Fr {
-        let span = self.span(level);
-        if span <= self.block {
-            return self.uniform(level, index * span / self.block);
-        }
-        if let Some(v) = self.nodes.get(&(level, index)) {
-            return *v;
-        }
-        let a = self.arities[level - 1] as u64;
-        let children: Vec<Fr> = (index * a..(index + 1) * a)
-            .map(|i| self.node(level - 1, i))
-            .collect();
-        let v = (self.hash)(&children);
-        self.nodes.insert((level, index), v);
-        v
-    }
-
-    fn uniform(&mut self, level: usize, block: u64) -> Fr {
-        if level == 0 {
-            return (self.leaf)(block);
-        }
-        if let Some(v) = self.uniform.get(&(level, block)) {
-            return *v;
-        }
-        let below = self.uniform(level - 1, block);
-        let v = (self.hash)(&vec![below; self.arities[level - 1]]);
-        self.uniform.insert((level, block), v);
-        v
-    }
-
-    fn root(&mut self) -> Fr {
-        self.node(self.arities.len(), 0)
-    }
-
-    /// The opening of leaf `leaf`, split into the parts of a tree of `shape`.
-    fn proof(&mut self, shape: TreeShape, leaf: u64) -> MerkleProof {
-        let levels: Vec<Element> = (0..self.arities.len())
-            .map(|l| {
-                let (a, index) = (self.arities[l] as u64, leaf / self.span(l));
-                let first = index - index % a;
-                Element {
-                    hashes: (first..first + a)
-                        .filter(|&i| i != index)
-                        .map(|i| self.node(l, i).to_repr())
-                        .collect(),
-                    index: (index % a) as usize,
-                }
-            })
-            .collect();
-        let (root, value) = (self.root(), self.node(0, leaf));
-        from_levels(shape, levels, root.to_repr(), value.to_repr())
-    }
-}
-
-/// A field element whose bytes are a valid SHA-256 tree node (top two bits clear).
-fn fr32(rng: &mut impl RngCore) -> Fr {
-    let mut repr = Fr::random(&mut *rng).to_repr();
-    repr[31] &= 0x3f;
-    Fr::from_repr(repr).expect("below 2^254")
-}
 
 /// A random update of `proof`'s sector size: every partition's vanilla proof.
 pub fn update(proof: RegisteredUpdateProof, rng: &mut impl RngCore) -> SnapRequest {
     let shape = SnapShape::new(proof);
     let sector = shape.sector;
     let (old, data, comm_c) = (Fr::random(&mut *rng), fr32(rng), Fr::random(&mut *rng));
-    let poseidon = |children: &[Fr]| -> Fr {
-        let h = sector
-            .tree_hashes
-            .iter()
-            .find(|h| h.arity() == children.len());
-        h.expect("the tree's arities have constants")
-            .hash(children)
-            .expect("arity matches")
-    };
+    let poseidon = |children: &[Fr]| sector.tree_hash(children);
     let sha = |children: &[Fr]| Sha256Hash.native(&mut Count(0), children).expect("two");
     let nodes = proof.nodes() as u64;
     let old_leaf = |_| old;
