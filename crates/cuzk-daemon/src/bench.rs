@@ -35,6 +35,28 @@ pub enum Mode {
     },
 }
 
+impl std::fmt::Display for Mode {
+    /// The run in words, for the timeline's title.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Mode::Single => write!(f, "one proof"),
+            Mode::Batch { count, concurrency } => {
+                write!(f, "{count} proofs, {concurrency} in flight")
+            }
+            Mode::Stress {
+                duration,
+                concurrency,
+                cancel_fraction,
+            } => write!(
+                f,
+                "stress for {} s, {concurrency} in flight, {:.0} % cancelled",
+                duration.as_secs(),
+                cancel_fraction * 100.0
+            ),
+        }
+    }
+}
+
 /// A PoRep C2 request of this C1 output (raw or Curio envelope).
 pub fn porep(c1: Vec<u8>) -> SubmitProofRequest {
     SubmitProofRequest {
@@ -382,8 +404,12 @@ pub async fn run(target: &Target, opts: &Options) -> Result<Report> {
         backend_busy,
     };
     if let Some(path) = &opts.timeline {
+        let kind = ProofKind::try_from(opts.request.proof_kind).map_or_else(
+            |_| "unknown kind".to_string(),
+            |k| k.as_str_name().to_lowercase(),
+        );
         let title = format!(
-            "cuzk bench {:?}: {} jobs, {:.1} s, {:.1} proofs/hour",
+            "cuzk bench, {kind}: {}; {} jobs in {:.1} s, {:.1} proofs/hour",
             opts.mode,
             report.jobs.len(),
             wall.as_secs_f64(),

@@ -134,6 +134,13 @@ impl Meter {
         self.scale(values + bits)
     }
 
+    /// Before any partition was measured, for partitions made as columns only (a device
+    /// evaluates the PCE): the input and aux values, doubled as [`Meter::witness_bound`] does.
+    pub fn columns_bound(self, pk: &ProvingKey) -> u64 {
+        let [_, l, _, _, _] = pk.lengths().map(|n| n as u64);
+        self.scale(2 * FR * (pk.vk.ic.len() as u64 + l))
+    }
+
     /// Backend working memory for one partition, modelled on the CPU reference backend: three
     /// domain-sized vectors for the quotient, plus the aux and B scalars it gathers.
     pub fn scratch(self, pk: &ProvingKey) -> u64 {

@@ -718,7 +718,7 @@ impl Shared {
             .ok_or_else(|| EngineError::UnknownCircuit(circuit.0.clone()))?;
         let mapped = self
             .loader
-            .map(spec, self.meter)
+            .map(spec, self.meter, self.columns)
             .map_err(|reason| EngineError::Load {
                 circuit: circuit.clone(),
                 reason,

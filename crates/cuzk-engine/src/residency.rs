@@ -250,7 +250,9 @@ impl Loader {
     }
 
     /// Maps `spec`'s parameter file (layout and verifying key checked) and measures the sizes.
-    pub fn map(&self, spec: CircuitSpec, meter: Meter) -> Result<Mapped, String> {
+    /// With `columns` (every device evaluates the circuit's PCE itself), a partition holds only
+    /// its input and aux values on the host, and the backend works in device memory.
+    pub fn map(&self, spec: CircuitSpec, meter: Meter, columns: bool) -> Result<Mapped, String> {
         if !spec.params.exists() {
             return Err(format!(
                 "no parameters at {}; generate them with `cuzk paramgen` or fetch the official files",
@@ -268,11 +270,16 @@ impl Loader {
                 Err(_) => params,
             },
         };
+        let columns = columns && spec.pce.is_some();
         let sizes = Sizes {
             params,
             pce,
-            witness: meter.witness_bound(&key),
-            scratch: meter.scratch(&key),
+            witness: if columns {
+                meter.columns_bound(&key)
+            } else {
+                meter.witness_bound(&key)
+            },
+            scratch: if columns { 0 } else { meter.scratch(&key) },
         };
         Ok(Mapped {
             pvk: Arc::new(PreparedVerifyingKey::new(&key.vk)),

@@ -190,3 +190,38 @@ fn device_memory_counts_the_resident_matrices() {
     assert_eq!(columns.calls.load(Ordering::SeqCst), 0);
     engine.shutdown();
 }
+
+/// With every device evaluating the PCE, a partition holds only its columns on the host, and
+/// the backend works in device memory: a budget with room for the key, the PCE and the
+/// columns, but not for a host-side witness and the CPU backend's scratch, still proves. (A
+/// 32 GiB PoRep job was refused on a 128 GB host before this was so.)
+#[test]
+fn columns_are_charged_only_their_own_host_memory() {
+    use cuzk_engine::kind::{CircuitId, ProofKind};
+    use cuzk_groth16::params::Validation;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = kind(dir.path()).circuit(&CircuitId::from(SMALL)).unwrap();
+    let pk = ProvingKey::read(&spec.params, Validation::Full).unwrap();
+    let params = SCALE.params(&pk);
+    let (columns, host) = (
+        SCALE.columns_bound(&pk),
+        SCALE.witness_bound(&pk) + SCALE.scratch(&pk),
+    );
+    assert!(columns < host);
+    let witnesses = Arc::new(Witnesses::default());
+    let backend = Arc::new(Columns::default());
+    let mut cfg = config(dir.path(), witnesses.clone());
+    cfg.meter = SCALE;
+    // An unextracted PCE is charged like the parameters until it is measured.
+    cfg.budget_bytes = 2 * params + columns + (host - columns) / 2;
+    cfg.recycle_bytes = 0;
+    cfg.devices = vec![DeviceSlot::new("dev0", witnesses).with_pce_backend(backend.clone())];
+    let engine = Engine::start(cfg).unwrap();
+    let job = submit(&engine, "a", Priority::Normal, SMALL, 2);
+    match engine.await_job(job, Wait::Forever).unwrap() {
+        Outcome::Succeeded { .. } => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(backend.calls.load(Ordering::SeqCst), 2);
+    engine.shutdown();
+}

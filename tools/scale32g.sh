@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# [scale] Whole 32 GiB PoRep jobs through the daemon on one GPU host (docs/PERFORMANCE.md,
+# "Whole 32 GiB PoRep jobs through the daemon"). Binaries staged by `tools/scale32g.sh stage`
+# here (cuzk with --features cuda, upstream's cuzk-peer); on the device, in this order:
+#
+#   setup   a real 32 GiB key (`cuzk paramgen --gpu`, about 3 min, 47 GB), a random sealed
+#           32 GiB sector (`cuzk random-c1`), and with PCE=1 the circuit's PCE (else the
+#           daemon's first job extracts it, 80 s).
+#   run     `cuzk daemon` (GPU backend, defaults) under /usr/bin/time: one proof alone, then
+#           $COUNT proofs at each of $LEVELS in flight through `cuzk bench` (every proof is
+#           verified by the daemon before it returns; the bench checks each comes back once).
+#   verify  upstream `verify_seal` (cuzk-peer) on the saved proofs, against the key's .vk.
+#
+# The work folder ($WORK) must survive between phases: one device machine, calls back to back.
+# Logs and timelines go to $OUT.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=target/scale-carry
+work=${WORK:-/tmp/scale32g}
+out=${OUT:-/tmp}
+params=$work/params
+sector=$work/sector
+sock=$work/cuzk.sock
+case "${1:-}" in
+stage)
+  rm -rf "$bin" && mkdir -p "$bin"
+  cp target/release/cuzk target/release/cuzk-peer "$bin/"
+  strip --strip-all "$bin/cuzk" "$bin/cuzk-peer"
+  (cd "$bin" && XZ_OPT=-T2 tar -cJf bin.tar.xz cuzk cuzk-peer && rm cuzk cuzk-peer)
+  du -sh "$bin"
+  ;;
+setup)
+  [ -x "$bin/cuzk" ] || tar -xJf "$bin/bin.tar.xz" -C "$bin"
+  mkdir -p "$params" "$sector"
+  # The key on the GPU, the sector and the PCE on the host's other cores meanwhile (each
+  # records the circuit on one thread).
+  /usr/bin/time -v "$bin/cuzk" paramgen porep --sector-size 32GiB --out "$params" --gpu 0 \
+    --seed 32 > "$out/paramgen.log" 2>&1 &
+  key=$!
+  "$bin/cuzk" random-c1 --sector-size 32GiB --seed 1 --out "$sector" | tee "$out/random-c1.log"
+  if [ "${PCE:-0}" = 1 ]; then
+    /usr/bin/time -v "$bin/cuzk" pce extract porep --sector-size 32GiB \
+      --out "$work/pce.tmp" > "$out/pce.log" 2>&1
+  fi
+  wait "$key"
+  tail -30 "$out/paramgen.log"
+  if [ -f "$work/pce.tmp" ]; then
+    id=$(cd "$params" && ls v28-*.params | sed 's/^v28-//; s/\.params$//')
+    mv "$work/pce.tmp" "$params/cuzk-pce-v1-$id.pce"
+    grep -E "pce extract|Elapsed|Maximum resident" "$out/pce.log"
+  fi
+  df -h "$work" | tee "$out/disk.log"
+  ;;
+run)
+  [ -x "$bin/cuzk" ] || tar -xJf "$bin/bin.tar.xz" -C "$bin"
+  rm -rf "$sock" "$work/store" "$work"/proofs-*
+  /usr/bin/time -v "$bin/cuzk" daemon --listen "unix://$sock" --params "$params" \
+    --store "$work/store" > "$out/daemon.log" 2>&1 &
+  daemon=$!
+  for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done
+  # Each bench is cut off after $LIMIT s, so that the logs come back within a device call.
+  bench() {
+    timeout "${LIMIT:-900}" "$bin/cuzk" bench --addr "unix://$sock" --c1 "$sector/c1.json" --quiet \
+      --save-proofs "$work/proofs-$1" --timeline "$out/timeline-$1.svg" "${@:2}" \
+      | tee "$out/bench-$1.log"
+  }
+  bench single single || true
+  for n in ${LEVELS:-2 4 8}; do
+    bench "$n" batch --count "${COUNT:-8}" --concurrency "$n" || true
+  done
+  # A graceful stop lets running partitions finish; past a minute the daemon is killed.
+  pkill -TERM -f "cuzk daemon --listen unix://$sock" || true
+  for _ in $(seq 60); do kill -0 "$daemon" 2>/dev/null || break; sleep 1; done
+  pkill -KILL -f "cuzk daemon --listen unix://$sock" || true
+  wait "$daemon" || true
+  tail -25 "$out/daemon.log"
+  ;;
+verify)
+  [ -x "$bin/cuzk-peer" ] || tar -xJf "$bin/bin.tar.xz" -C "$bin"
+  for d in "$work"/proofs-*; do
+    "$bin/cuzk-peer" verify --fixture "$sector" --params "$params" --proofs "$d" \
+      | tee -a "$out/verify.log"
+  done
+  ;;
+*)
+  echo "usage: tools/scale32g.sh stage | setup | run | verify" >&2
+  exit 2
+  ;;
+esac
