@@ -6,7 +6,7 @@
 #   setup   a real 32 GiB key (`cuzk paramgen --gpu`, about 3 min, 47 GB), a random sealed
 #           32 GiB sector (`cuzk random-c1`), and with PCE=1 the circuit's PCE (else the
 #           daemon's first job extracts it, 80 s).
-#   run     `cuzk daemon` (GPU backend, defaults) under /usr/bin/time: one proof alone, then
+#   run     `cuzk daemon` (GPU backend, defaults; its peak RSS read at the end): one proof alone, then
 #           $COUNT proofs at each of $LEVELS in flight through `cuzk bench` (every proof is
 #           verified by the daemon before it returns; the bench checks each comes back once).
 #   verify  upstream `verify_seal` (cuzk-peer) on the saved proofs, against the key's .vk.
@@ -54,13 +54,16 @@ setup)
 run)
   [ -x "$bin/cuzk" ] || tar -xJf "$bin/bin.tar.xz" -C "$bin"
   rm -rf "$sock" "$work/store" "$work"/proofs-*
-  /usr/bin/time -v "$bin/cuzk" daemon --listen "unix://$sock" --params "$params" \
-    --store "$work/store" > "$out/daemon.log" 2>&1 &
+  "$bin/cuzk" daemon --listen "unix://$sock" --params "$params" --store "$work/store" \
+    > "$out/daemon.log" 2>&1 &
   daemon=$!
   for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done
-  # Each bench is cut off after $LIMIT s, so that the logs come back within a device call.
+  # Each bench is cut off after $LIMIT s ($LIMIT_SINGLE for the first, which loads the key
+  # and PCE), so that the logs come back within a device call.
   bench() {
-    timeout "${LIMIT:-900}" "$bin/cuzk" bench --addr "unix://$sock" --c1 "$sector/c1.json" --quiet \
+    local limit=${LIMIT:-900}
+    [ "$1" = single ] && limit=${LIMIT_SINGLE:-$limit}
+    timeout "$limit" "$bin/cuzk" bench --addr "unix://$sock" --c1 "$sector/c1.json" --quiet \
       --save-proofs "$work/proofs-$1" --timeline "$out/timeline-$1.svg" "${@:2}" \
       | tee "$out/bench-$1.log"
   }
@@ -68,10 +71,12 @@ run)
   for n in ${LEVELS:-2 4 8}; do
     bench "$n" batch --count "${COUNT:-8}" --concurrency "$n" || true
   done
-  # A graceful stop lets running partitions finish; past a minute the daemon is killed.
-  pkill -TERM -f "cuzk daemon --listen unix://$sock" || true
-  for _ in $(seq 60); do kill -0 "$daemon" 2>/dev/null || break; sleep 1; done
-  pkill -KILL -f "cuzk daemon --listen unix://$sock" || true
+  # The daemon's peak resident memory (VmHWM) over the whole run.
+  grep -E "VmHWM|VmRSS" "/proc/$daemon/status" | tee "$out/daemon-memory.log"
+  # A graceful stop lets running partitions finish; past $STOP_WAIT s the daemon is killed.
+  kill -TERM "$daemon" || true
+  for _ in $(seq "${STOP_WAIT:-60}"); do kill -0 "$daemon" 2>/dev/null || break; sleep 1; done
+  kill -KILL "$daemon" 2>/dev/null || true
   wait "$daemon" || true
   tail -25 "$out/daemon.log"
   ;;

@@ -260,6 +260,8 @@ impl How {
 pub struct InProcess {
     engine: Option<cuzk_engine::Engine>,
     how: How,
+    /// Requests sent so far: each gets its own request id (the engine refuses a reused one).
+    sent: std::sync::atomic::AtomicU64,
     _store: tempfile::TempDir,
 }
 
@@ -297,6 +299,7 @@ impl InProcess {
         Ok(InProcess {
             engine: Some(engine),
             how,
+            sent: Default::default(),
             _store: store,
         })
     }
@@ -305,8 +308,9 @@ impl InProcess {
     pub fn prove(&self, kind: &str, payload: Vec<u8>) -> Result<Vec<u8>> {
         use cuzk_engine::{Outcome, Priority, Request, Wait};
         let engine = self.engine.as_ref().expect("running until dropped");
+        let n = self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let job = engine.submit(Request {
-            request_id: "cuzk-prove".into(),
+            request_id: format!("cuzk-prove-{n}"),
             kind: kind.into(),
             priority: Priority::Normal,
             payload,
