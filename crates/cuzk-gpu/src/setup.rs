@@ -39,6 +39,27 @@ fn filled<T>(
     Ok(out)
 }
 
+/// One group's multiplication through its entry point `$f`.
+macro_rules! multiply {
+    ($self:ident, $table:ident, $scalars:ident, $f:ident) => {{
+        let t = $table.table();
+        Ok(filled($scalars.len(), |out| {
+            cuda!(
+                $self.ordinal,
+                $f(
+                    $self.ordinal as i32,
+                    t.as_ptr(),
+                    t.len(),
+                    $table.window() as u32,
+                    $scalars.as_ptr(),
+                    $scalars.len(),
+                    out
+                )
+            )
+        })?)
+    }};
+}
+
 impl FixedBaseMul for GpuFixedBase {
     fn name(&self) -> &str {
         "gpu"
@@ -49,21 +70,7 @@ impl FixedBaseMul for GpuFixedBase {
         table: &FixedBase<G1Projective>,
         scalars: &[Fr],
     ) -> Result<Vec<G1Affine>, ProverError> {
-        let t = table.table();
-        Ok(filled(scalars.len(), |out| {
-            cuda!(
-                self.ordinal,
-                cuzk_fixed_base_g1(
-                    self.ordinal as i32,
-                    t.as_ptr(),
-                    t.len(),
-                    table.window() as u32,
-                    scalars.as_ptr(),
-                    scalars.len(),
-                    out
-                )
-            )
-        })?)
+        multiply!(self, table, scalars, cuzk_fixed_base_g1)
     }
 
     fn g2(
@@ -71,20 +78,6 @@ impl FixedBaseMul for GpuFixedBase {
         table: &FixedBase<G2Projective>,
         scalars: &[Fr],
     ) -> Result<Vec<G2Affine>, ProverError> {
-        let t = table.table();
-        Ok(filled(scalars.len(), |out| {
-            cuda!(
-                self.ordinal,
-                cuzk_fixed_base_g2(
-                    self.ordinal as i32,
-                    t.as_ptr(),
-                    t.len(),
-                    table.window() as u32,
-                    scalars.as_ptr(),
-                    scalars.len(),
-                    out
-                )
-            )
-        })?)
+        multiply!(self, table, scalars, cuzk_fixed_base_g2)
     }
 }

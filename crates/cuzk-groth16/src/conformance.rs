@@ -348,30 +348,37 @@ pub fn check_fixed_base(mul: &dyn generator::FixedBaseMul) -> Result<(), String>
         power = power.double();
         scalars.push(power);
     }
-    let first_difference = |what: &str, same: Vec<bool>| match same.iter().position(|s| !s) {
-        None => Ok(()),
-        Some(i) => Err(format!(
-            "{what}: scalar {i} ({:?}) gives another point",
-            scalars[i]
-        )),
-    };
     fn err(what: &str) -> impl Fn(ProverError) -> String + '_ {
         move |e| format!("{what}: {e}")
+    }
+    // The reference's points, or where the first one differs.
+    fn same<P: PartialEq>(what: &str, got: Vec<P>, want: Vec<P>, s: &[Fr]) -> Result<(), String> {
+        if got.len() != want.len() {
+            return Err(format!(
+                "{what}: {} points for {} scalars",
+                got.len(),
+                s.len()
+            ));
+        }
+        match got.iter().zip(&want).position(|(g, w)| g != w) {
+            None => Ok(()),
+            Some(i) => Err(format!(
+                "{what}: scalar {i} ({:?}) gives another point",
+                s[i]
+            )),
+        }
     }
     // Counts that pick windows of 2 to 16 bits.
     for count in [1, 1000, 1 << 22] {
         let t = FixedBase::new(G1Projective::random(&mut rng), count);
         let what = format!("G1, {}-bit windows", t.window());
         let got = mul.g1(&t, &scalars).map_err(err(&what))?;
-        let want = cpu.g1(&t, &scalars).map_err(err(&what))?;
-        if got.len() != want.len() {
-            return Err(format!(
-                "{what}: {} points for {} scalars",
-                got.len(),
-                want.len()
-            ));
-        }
-        first_difference(&what, got.iter().zip(&want).map(|(g, w)| g == w).collect())?;
+        same(
+            &what,
+            got,
+            cpu.g1(&t, &scalars).map_err(err(&what))?,
+            &scalars,
+        )?;
         if !mul.g1(&t, &[]).map_err(err(&what))?.is_empty() {
             return Err(format!("{what}: points for no scalars"));
         }
@@ -380,15 +387,12 @@ pub fn check_fixed_base(mul: &dyn generator::FixedBaseMul) -> Result<(), String>
         let t = FixedBase::new(G2Projective::random(&mut rng), count);
         let what = format!("G2, {}-bit windows", t.window());
         let got = mul.g2(&t, &scalars).map_err(err(&what))?;
-        let want = cpu.g2(&t, &scalars).map_err(err(&what))?;
-        if got.len() != want.len() {
-            return Err(format!(
-                "{what}: {} points for {} scalars",
-                got.len(),
-                want.len()
-            ));
-        }
-        first_difference(&what, got.iter().zip(&want).map(|(g, w)| g == w).collect())?;
+        same(
+            &what,
+            got,
+            cpu.g2(&t, &scalars).map_err(err(&what))?,
+            &scalars,
+        )?;
     }
     for (case, shape) in standard_shapes().into_iter().enumerate() {
         let cs = crate::r1cs::record(RandomCircuit::new(shape, case as u64))
