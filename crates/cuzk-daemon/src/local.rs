@@ -64,6 +64,7 @@ pub fn paramgen(circuit: &(impl Circuit + ?Sized), dir: &Path, setup: &mut Setup
     let gen_ms = ms(t);
     let t = Instant::now();
     let file = circuit.write_params(&pk, dir)?;
+    tracing::info!(step = "parameters written", ms = ms(t) as u64, "setup");
     println!(
         "paramgen {} points={} generate_ms={gen_ms} write_ms={} file={}",
         circuit.label(),
@@ -139,7 +140,9 @@ where
 /// Extracts `circuit`'s matrices, reporting size and time.
 pub fn extract_pce(circuit: &impl Circuit) -> Result<Pce> {
     let t = Instant::now();
+    let bar = crate::progress::spinner(&format!("{}: recording the circuit", circuit.label()));
     let pce = circuit.extract()?;
+    bar.finish_and_clear();
     println!(
         "pce extract {} constraints={} nnz={} heap_bytes={} extract_ms={}",
         circuit.label(),

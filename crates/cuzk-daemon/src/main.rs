@@ -2,6 +2,7 @@
 //! tools and the bundled demo.
 
 mod local;
+mod progress;
 mod remote;
 
 use std::path::PathBuf;
@@ -530,8 +531,8 @@ fn main() -> Result<()> {
             kind: ProveKind::Snap(snap),
         } => snap.prove()?,
         Command::Paramgen { kind } => {
-            // A 32 GiB setup takes minutes: its steps are logged as they end.
-            logging::init(LogFormat::Text, "warn,cuzk_groth16::generator=info");
+            // A 32 GiB setup takes minutes: a bar of its steps, or their log lines.
+            progress::paramgen();
             let (args, circuit): (&ParamgenArgs, Box<dyn local::Circuit>) = match &kind {
                 ParamgenKind::Porep(a) => {
                     (a, Box::new(SealShape::from_sector_size(&a.sector_size)?))
