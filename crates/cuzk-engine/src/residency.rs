@@ -3,11 +3,12 @@
 //! - **cold**: only the files on disk; nothing mapped, nothing charged.
 //! - **warm**: the `.params` file mapped and its layout checked (sizes and the verifying key
 //!   known), nothing decoded; not charged to the budget (page cache the kernel can drop).
-//! - **hot**: every query section decoded and the PCE loaded; charged at measured size.
+//! - **hot**: every query section decoded (or mapped from the point cache) and the PCE loaded;
+//!   charged at measured size.
 //!
 //! Entries in use are pinned by a reference count; only idle hot entries are demoted, least
 //! recently used first. The table is plain data guarded by the engine's lock; the slow parts
-//! (mapping, decoding, extracting) are the free functions at the bottom, run outside it.
+//! (mapping, decoding, extracting) are the [`Loader`]'s, run outside it.
 
 use std::collections::HashMap;
 use std::path::Path;
