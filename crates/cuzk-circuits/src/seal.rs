@@ -14,7 +14,7 @@
 //! Only the values off those paths differ from a real sector's, and no prover cost depends on
 //! them. Synthetic PoRep is refused: its challenges depend on comm_r, which depends on them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use blstrs::Scalar as Fr;
 use cuzk_gadgets::native::Count;
@@ -120,13 +120,13 @@ pub fn random_sector(
         .collect();
 
     // Columns: computed labels for challenged nodes, random rows for every other parent.
-    let challenged: BTreeMap<u64, ()> = challenges.iter().flatten().map(|&c| (c, ())).collect();
+    let challenged: BTreeSet<u64> = challenges.iter().flatten().copied().collect();
     let mut columns: BTreeMap<u64, Vec<Fr>> = BTreeMap::new();
-    for &c in challenged.keys() {
+    for &c in &challenged {
         let parents = graph.drg_parents(c as u32).into_iter();
         for p in parents.chain(graph.exp_parents(c as u32)) {
             let p = u64::from(p);
-            if !challenged.contains_key(&p) {
+            if !challenged.contains(&p) {
                 columns.entry(p).or_insert_with(|| {
                     (0..stacked.layers).map(|_| Fr::random(&mut *rng)).collect()
                 });
@@ -134,11 +134,11 @@ pub fn random_sector(
         }
         columns.insert(c, Vec::with_capacity(stacked.layers));
     }
-    // Layer by layer, nodes in ascending order: DRG parents come before their node, expander
-    // parents read the layer below.
+    // Layer by layer, nodes in ascending order: DRG parents are below their node (so a
+    // challenged one has this layer's label already), expander parents read the layer below.
     let mut sources = BTreeMap::new();
     for layer in 1..=stacked.layers {
-        for &c in challenged.keys() {
+        for &c in &challenged {
             let row = |p: u32, l: usize| columns[&u64::from(p)][l - 1];
             let mut parents: Vec<Fr> = graph
                 .drg_parents(c as u32)
@@ -169,7 +169,7 @@ pub fn random_sector(
     );
     // Replica = data + the last layer's label (the encoding key).
     let replicas: Vec<(u64, Fr)> = challenged
-        .keys()
+        .iter()
         .map(|&c| (c, columns[&c][stacked.layers - 1] + tree_d.node(0, c)))
         .collect();
     let tree_r = SparseTree::new(stacked.tree_arities(), replicas, &poseidon, rng);
