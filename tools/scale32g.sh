@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# [scale] Whole 32 GiB PoRep jobs through the daemon on one GPU host (docs/PERFORMANCE.md,
-# "Whole 32 GiB PoRep jobs through the daemon"). Binaries staged by `tools/scale32g.sh stage`
-# here (cuzk with --features cuda, upstream's cuzk-peer); on the device, in this order:
+# [scale] Whole 32 GiB jobs through the daemon on one GPU host (docs/PERFORMANCE.md, "Whole
+# 32 GiB PoRep jobs through the daemon"). $KIND is porep (the default), window-post or snap.
+# Binaries staged by `tools/scale32g.sh stage` here (cuzk with --features cuda, upstream's
+# cuzk-peer); on the device, in this order:
 #
-#   setup   a real 32 GiB key (`cuzk paramgen --gpu`, about 3 min, 47 GB), a random sealed
-#           32 GiB sector (`cuzk random-c1`), and with PCE=1 the circuit's PCE (else the
-#           daemon's first job extracts it, 80 s).
+#   setup   a real 32 GiB key of the kind's circuit (`cuzk paramgen --gpu`; PoRep about 3 min,
+#           47 GB), a random input whose proofs verify (`cuzk random-c1`, a sealed sector;
+#           `random-post`, one WindowPoSt partition; `random-snap`, a 16-partition update), and
+#           with PCE=1 the circuit's PCE (else the daemon's first job extracts it: PoRep 80 s,
+#           WindowPoSt about 5 min).
 #   run     `cuzk daemon` (GPU backend, defaults; its peak RSS read at the end): one proof alone, then
 #           $COUNT proofs at each of $LEVELS in flight through `cuzk bench` (every proof is
 #           verified by the daemon before it returns; the bench checks each comes back once).
-#   verify  upstream `verify_seal` (cuzk-peer) on the saved proofs, against the key's .vk.
+#   verify  PoRep: upstream `verify_seal` (cuzk-peer) on the saved proofs, against the key's
+#           .vk.
 #
 # The work folder ($WORK) must survive between phases: one device machine, calls back to back.
 # Logs and timelines go to $OUT.
@@ -21,6 +25,13 @@ out=${OUT:-/tmp}
 params=$work/params
 sector=$work/sector
 sock=$work/cuzk.sock
+kind=${KIND:-porep}
+case "$kind" in
+porep) input=(--c1 "$sector/c1.json") ;;
+window-post) input=(--post "$sector/request.bin") ;;
+snap) input=(--snap "$sector/request.bin") ;;
+*) echo "KIND: porep, window-post or snap" >&2; exit 2 ;;
+esac
 case "${1:-}" in
 stage)
   rm -rf "$bin" && mkdir -p "$bin"
@@ -34,12 +45,16 @@ setup)
   mkdir -p "$params" "$sector"
   # The key on the GPU, the sector and the PCE on the host's other cores meanwhile (each
   # records the circuit on one thread).
-  /usr/bin/time -v "$bin/cuzk" paramgen porep --sector-size 32GiB --out "$params" --gpu 0 \
+  /usr/bin/time -v "$bin/cuzk" paramgen "$kind" --sector-size 32GiB --out "$params" --gpu 0 \
     --seed 32 > "$out/paramgen.log" 2>&1 &
   key=$!
-  "$bin/cuzk" random-c1 --sector-size 32GiB --seed 1 --out "$sector" | tee "$out/random-c1.log"
+  case "$kind" in
+  porep) "$bin/cuzk" random-c1 --sector-size 32GiB --seed 1 --out "$sector" ;;
+  window-post) "$bin/cuzk" random-post --registered-proof 13 --out "$sector/request.bin" ;;
+  snap) "$bin/cuzk" random-snap --registered-proof 3 --out "$sector/request.bin" ;;
+  esac | tee "$out/random-input.log"
   if [ "${PCE:-0}" = 1 ]; then
-    /usr/bin/time -v "$bin/cuzk" pce extract porep --sector-size 32GiB \
+    /usr/bin/time -v "$bin/cuzk" pce extract "$kind" --sector-size 32GiB \
       --out "$work/pce.tmp" > "$out/pce.log" 2>&1
   fi
   wait "$key"
@@ -63,7 +78,7 @@ run)
   bench() {
     local limit=${LIMIT:-900}
     [ "$1" = single ] && limit=${LIMIT_SINGLE:-$limit}
-    timeout "$limit" "$bin/cuzk" bench --addr "unix://$sock" --c1 "$sector/c1.json" --quiet \
+    timeout "$limit" "$bin/cuzk" bench --addr "unix://$sock" "${input[@]}" --quiet \
       --save-proofs "$work/proofs-$1" --timeline "$out/timeline-$1.svg" "${@:2}" \
       | tee "$out/bench-$1.log"
   }
