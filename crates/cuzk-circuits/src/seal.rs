@@ -109,7 +109,8 @@ pub fn random_sector(
     let mut tree_d = BlockTree::new(vec![2; stacked.comm_d_levels()], &sha, block, &data_leaf);
     let comm_d = tree_d.root().to_repr();
     let replica = replica_id(proof, &prover_id, sector_id, &ticket, &comm_d);
-    let mut ids = SectorIds {
+    // Interactive challenges read the replica id and seed only; comm_r comes last.
+    let ids = SectorIds {
         replica_id: replica,
         comm_d,
         comm_r: [0; 32],
@@ -176,8 +177,8 @@ pub fn random_sector(
     let comm_r = stacked
         .pair
         .hash(&[tree_c.root(), tree_r.root()])
-        .expect("two");
-    ids.comm_r = comm_r.to_repr();
+        .expect("two")
+        .to_repr();
 
     let column = |n: u32| {
         (
@@ -211,7 +212,7 @@ pub fn random_sector(
             variant: crate::vanilla::variant_name(proof.sector_size()),
             partitions,
         },
-        comm_r: ids.comm_r,
+        comm_r,
         comm_d,
         replica_id: replica,
         seed,
@@ -224,7 +225,7 @@ pub fn random_sector(
         sector_id,
         ticket,
         seed,
-        comm_r: ids.comm_r,
+        comm_r,
         comm_d,
     };
     Ok((c1, info))
