@@ -154,6 +154,10 @@ pub struct EngineSection {
     /// partitions instead of fresh memory (which the kernel zeroes page by page): e.g.
     /// `"16GiB"`, `"0"` for none; empty for an eighth of the budget.
     pub recycle: String,
+    /// Host memory per proving key for fixed-base tables (precomputed multiples of its
+    /// points), with which the CPU backend proves PoSt faster: e.g. `"2GiB"`, `"0"` for none;
+    /// empty for an eighth of the budget. Charged to the budget with the key.
+    pub tables: String,
     pub cpu_workers: usize,
     /// Threads proving on the CPU backend (with `backend = "gpu"`: one per GPU, and this
     /// must stay 1).
@@ -200,6 +204,7 @@ impl Default for EngineSection {
             },
             budget: String::new(),
             recycle: String::new(),
+            tables: String::new(),
             cpu_workers: 1,
             backend_workers: 1,
             gpus: Gpus::Named("all".into()),
@@ -305,6 +310,8 @@ pub struct Settings {
     pub budget_bytes: Option<u64>,
     /// `None`: an eighth of the budget.
     pub recycle_bytes: Option<u64>,
+    /// `None`: an eighth of the budget.
+    pub tables_bytes: Option<u64>,
     pub result_ttl: Duration,
     pub log: LogSection,
 }
@@ -433,6 +440,7 @@ impl Config {
         }
         let budget_bytes = optional_bytes("engine.budget", &e.budget)?;
         let recycle_bytes = optional_bytes("engine.recycle", &e.recycle)?;
+        let tables_bytes = optional_bytes("engine.tables", &e.tables)?;
         if let (Some(r), Some(b)) = (recycle_bytes, budget_bytes) {
             if r > b {
                 return Err(invalid(
@@ -511,6 +519,7 @@ impl Config {
             gpu_kinds,
             budget_bytes,
             recycle_bytes,
+            tables_bytes,
             result_ttl: Duration::from_secs(e.result_ttl_secs),
             log: self.log.clone(),
         })
@@ -605,6 +614,7 @@ mod tests {
             ("[engine]\ncpu_workers = 0", "engine.cpu_workers"),
             ("[engine]\nbudget = \"lots\"", "engine.budget"),
             ("[engine]\nrecycle = \"some\"", "engine.recycle"),
+            ("[engine]\ntables = \"lots\"", "engine.tables"),
             (
                 "[engine]\nbudget = \"1GiB\"\nrecycle = \"2GiB\"",
                 "engine.recycle",

@@ -289,6 +289,8 @@ impl InProcess {
         cfg.engine.native_witness = matches!(how.synthesis, SynthesisKind::Native);
         cfg.engine.check_params = how.check_params;
         cfg.engine.point_cache = how.point_cache;
+        // Fixed-base tables take seconds to build per key and pay only over many proofs.
+        cfg.engine.tables = "0".into();
         let (engine, _) =
             cuzk_daemon::server::start_engine(&cfg.settings()?).with_context(|| {
                 match how.backend {

@@ -94,6 +94,7 @@ pub fn start_engine(s: &Settings) -> Result<(Engine, Vec<DeviceInfo>)> {
         cfg.budget_bytes = b;
     }
     cfg.recycle_bytes = s.recycle_bytes.unwrap_or(cfg.budget_bytes / 8);
+    cfg.tables_bytes = s.tables_bytes.unwrap_or(cfg.budget_bytes / 8);
     cfg.meter = Meter::Heap;
     cfg.cpu_workers = e.cpu_workers;
     cfg.lookahead = e.lookahead;

@@ -45,6 +45,11 @@ pub struct EngineConfig {
     /// reuse instead of faulting in (and having the kernel zero) fresh memory; 0 (the default)
     /// keeps none. Process-wide: see `cuzk_groth16::memory`.
     pub recycle_bytes: u64,
+    /// Host memory per proving key for fixed-base tables (precomputed multiples of its
+    /// points), which make a CPU backend's MSMs over random scalars faster; charged with the
+    /// key. Only circuits whose spec asks for them ([`crate::kind::CircuitSpec::tables`]), and
+    /// only with a device working in host memory. 0 (the default) makes none.
+    pub tables_bytes: u64,
     pub meter: Meter,
     /// Threads producing witnesses (CPU side of the pipeline).
     pub cpu_workers: usize,
@@ -77,6 +82,7 @@ impl std::fmt::Debug for EngineConfig {
             .field("devices", &self.devices)
             .field("budget_bytes", &self.budget_bytes)
             .field("recycle_bytes", &self.recycle_bytes)
+            .field("tables_bytes", &self.tables_bytes)
             .field("meter", &self.meter)
             .field("cpu_workers", &self.cpu_workers)
             .field("lookahead", &self.lookahead)
@@ -103,6 +109,7 @@ impl EngineConfig {
             devices: vec![DeviceSlot::new(backend.name(), backend)],
             budget_bytes: default_budget(),
             recycle_bytes: 0,
+            tables_bytes: 0,
             meter: Meter::Heap,
             cpu_workers: 1,
             lookahead: 1,
@@ -312,13 +319,19 @@ impl Engine {
         let loaded = store.recover()?;
         let (tx, rx) = mpsc::channel();
         let started = Instant::now();
+        // Devices with memory of their own prove from the key as uploaded.
+        let host_device = cfg
+            .devices
+            .iter()
+            .any(|d| d.backend.device_memory().is_none());
+        let tables_bytes = if host_device { cfg.tables_bytes } else { 0 };
         let shared = Arc::new(Shared {
             registry: cfg.registry,
             columns: !cfg.devices.is_empty() && cfg.devices.iter().all(|d| d.pce_backend.is_some()),
             devices: cfg.devices,
             meter: cfg.meter,
             max_batch: cfg.max_batch,
-            loader: residency::Loader::new(cfg.validation, cfg.point_cache),
+            loader: residency::Loader::new(cfg.validation, cfg.point_cache, tables_bytes),
             result_ttl: cfg.result_ttl,
             max_restarts: cfg.max_restarts,
             store,

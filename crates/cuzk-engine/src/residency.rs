@@ -15,6 +15,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use cuzk_groth16::msm::Tables;
 use cuzk_groth16::params::{ParamsError, PointCache, ProvingKey, Validation};
 use cuzk_groth16::verifier::PreparedVerifyingKey;
 use cuzk_pce::Pce;
@@ -237,15 +238,18 @@ pub struct Mapped {
 pub struct Loader {
     validation: Validation,
     point_cache: bool,
+    /// Fixed-base table memory per key whose spec asks for tables.
+    tables: u64,
     /// Point caches being written beside the first proofs, joined by [`Loader::finish`].
     writes: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Loader {
-    pub fn new(validation: Validation, point_cache: bool) -> Self {
+    pub fn new(validation: Validation, point_cache: bool, tables: u64) -> Self {
         Loader {
             validation,
             point_cache,
+            tables,
             writes: Mutex::new(Vec::new()),
         }
     }
@@ -261,7 +265,7 @@ impl Loader {
             ));
         }
         let key = ProvingKey::read(&spec.params, self.validation).map_err(|e| e.to_string())?;
-        let params = meter.params(&key);
+        let params = meter.params(&key) + meter.scale(self.tables_plan(&spec, &key));
         // An unbuilt PCE is charged like the parameters until measured: real PCEs are far
         // smaller.
         let pce = match &spec.pce {
@@ -301,11 +305,29 @@ impl Loader {
             ms = t.elapsed().as_millis() as u64,
             "parameters loaded"
         );
+        if self.tables_plan(spec, &key) > 0 {
+            let t = std::time::Instant::now();
+            let bytes = key.tabulate(self.tables).map_err(|e| e.to_string())?;
+            tracing::info!(
+                circuit = %spec.id,
+                bytes,
+                ms = t.elapsed().as_millis() as u64,
+                "fixed-base tables built"
+            );
+        }
         let pce = match &spec.pce {
             None => None,
             Some(p) => Some(Arc::new(load_pce(p)?)),
         };
         Ok(Hot { key, pce })
+    }
+
+    /// Bytes of the fixed-base tables [`Loader::load_hot`] will build for `spec`'s key.
+    fn tables_plan(&self, spec: &CircuitSpec, key: &ProvingKey) -> u64 {
+        match spec.tables {
+            true => Tables::plan(key.lengths(), self.tables).1,
+            false => 0,
+        }
     }
 
     /// The decoded key and where its points came from: `cached`, `decoded+cached` (the cache

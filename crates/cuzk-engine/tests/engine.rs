@@ -520,3 +520,59 @@ fn evicting_a_circuit_releases_the_devices_that_hold_it() {
     proof_of(engine.await_job(job, Wait::Forever).unwrap());
     assert_eq!(resident(), Some(small));
 }
+
+/// A circuit whose spec asks for fixed-base tables gets them when it goes hot under a host
+/// backend, charged with its key (exactly the planned bytes), and the CPU backend proves
+/// through them.
+#[test]
+fn fixed_base_tables_are_charged_with_the_key() {
+    use cuzk_engine::kind::{Registry, SyntheticKind};
+    use cuzk_engine::EngineConfig;
+    use cuzk_groth16::backend::CpuBackend;
+    use cuzk_groth16::msm::Tables;
+    use cuzk_groth16::params::{ProvingKey, Validation};
+    let dir = tempfile::tempdir().unwrap();
+    let params = dir.path().join("params");
+    // 3,000 constraints: every query but the inputs' has hundreds of bases or more.
+    let big = [("big", cuzk_groth16::conformance::standard_shapes()[5])];
+    let kind = || {
+        SyntheticKind::new(&params, &big, true)
+            .unwrap()
+            .with_tables()
+    };
+    let id = CircuitId::from("big");
+    let hot_size = |tables: u64| {
+        let store = dir.path().join(format!("store-{tables}"));
+        let mut cfg = EngineConfig::new(store, Registry::new().with(kind()), Arc::new(CpuBackend));
+        cfg.tables_bytes = tables;
+        let engine = Engine::start(cfg).unwrap();
+        let job = engine
+            .submit(Request {
+                request_id: "t".into(),
+                kind: SyntheticKind::NAME.into(),
+                priority: Priority::Normal,
+                payload: SyntheticPayload {
+                    circuit: "big".into(),
+                    partitions: 2,
+                    fail_partition: None,
+                }
+                .to_bytes(),
+            })
+            .unwrap();
+        let proof = proof_of(engine.await_job(job, Wait::Forever).unwrap());
+        assert!(kind().check("big", &proof).unwrap());
+        let status = engine.status();
+        let entry = status.resident.iter().find(|r| r.circuit == id).unwrap();
+        assert_eq!(entry.tier, Tier::Hot);
+        let size = entry.size_bytes;
+        engine.shutdown();
+        size
+    };
+    let without = hot_size(0);
+    let limit = 256 << 20;
+    let with = hot_size(limit);
+    let pk = ProvingKey::read(params.join("cuzk-synthetic-big.params"), Validation::Full).unwrap();
+    let (picked, bytes) = Tables::plan(pk.lengths(), limit);
+    assert!(picked[0] && bytes > 0, "{picked:?}");
+    assert_eq!(with - without, bytes);
+}

@@ -20,6 +20,34 @@ fn cpu_backend_conforms() {
     check_backend(&CpuBackend, &circuits, 2).unwrap();
 }
 
+/// The CPU backend over a key with fixed-base tables (made after the harness's reference proof)
+/// gives the reference's proof bytes.
+struct Tabulated;
+impl Backend for Tabulated {
+    fn name(&self) -> &'static str {
+        "cpu+tables"
+    }
+    fn prove(
+        &self,
+        pk: &cuzk_groth16::params::ProvingKey,
+        w: &[Witness],
+        rs: &[Randomness],
+    ) -> Result<Vec<Proof>, ProverError> {
+        assert!(pk.tabulate(u64::MAX)? > 0 || pk.lengths()[0] < 256);
+        CpuBackend.prove(pk, w, rs)
+    }
+}
+
+#[test]
+fn cpu_backend_with_fixed_base_tables_conforms() {
+    let circuits: Vec<_> = standard_shapes()
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| RandomCircuit::new(s, 40 + i as u64))
+        .collect();
+    check_backend(&Tabulated, &circuits, 2).unwrap();
+}
+
 /// A backend that flips a bit of every proof must be caught by the harness.
 struct Broken;
 impl Backend for Broken {

@@ -43,6 +43,10 @@ struct Args {
     /// A folder `cuzk-fixtures --snap` wrote (any size).
     #[arg(long, default_value = "fixtures/snap/2KiB")]
     snap_fixture: PathBuf,
+    /// cuzk's fixed-base table memory per key in bytes (`engine.tables`); by default the
+    /// daemon's, an eighth of the budget.
+    #[arg(long)]
+    tables: Option<u64>,
 }
 
 #[derive(serde::Deserialize)]
@@ -161,11 +165,13 @@ fn main() -> Result<()> {
     let mut cases = post_cases(&args)?;
     cases.extend(snap_case(&args)?);
     let store = tempfile::tempdir()?;
-    let engine = Engine::start(EngineConfig::new(
+    let mut cfg = EngineConfig::new(
         store.path(),
         Registry::filecoin(&args.params, true, true),
         Arc::new(CpuBackend),
-    ))?;
+    );
+    cfg.tables_bytes = args.tables.unwrap_or(cfg.budget_bytes / 8);
+    let engine = Engine::start(cfg)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("machine: {cores} cores; runs {}", args.runs);
     for case in cases {

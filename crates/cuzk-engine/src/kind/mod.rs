@@ -68,6 +68,11 @@ pub struct CircuitSpec {
     pub params: PathBuf,
     /// Pre-compiled constraints; `None` means partitions use full synthesis.
     pub pce: Option<PceSpec>,
+    /// Whether a CPU backend should keep fixed-base tables of the key (within the engine's
+    /// `tables_bytes`): they pay where the witness is mostly full field elements (Poseidon),
+    /// so that every query's MSM takes random scalars; a bit witness (SHA-256) skips most of
+    /// its MSMs through the 0/1 split, and only the large H query would use them.
+    pub tables: bool,
 }
 
 /// A PCE file and how to make it when it is missing or stale.
@@ -149,6 +154,7 @@ impl Files {
             id,
             params: self.params_dir.join(params),
             pce,
+            tables: false,
         }
     }
 }

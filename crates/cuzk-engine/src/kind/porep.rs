@@ -76,6 +76,7 @@ impl PorepKind {
             id,
             params: self.files.params_dir.join(params),
             pce,
+            tables: false,
         })
     }
 }

@@ -111,6 +111,10 @@ impl ProofKind for PostKind {
         RegisteredPostProof::all()
             .filter(|p| p.post_type() == self.post)
             .find(|p| p.circuit_id() == id.0)
-            .map(|p| self.files.spec(PostShape::new(p)))
+            .map(|p| CircuitSpec {
+                // Poseidon state: 99 % of the witness is full field elements.
+                tables: true,
+                ..self.files.spec(PostShape::new(p))
+            })
     }
 }

@@ -84,10 +84,27 @@ impl SyntheticKind {
                 id: id.clone(),
                 params,
                 pce,
+                tables: false,
             };
             out.insert(id, Arc::new(Circuit { circuit, spec }));
         }
         Ok(SyntheticKind { circuits: out })
+    }
+
+    /// Asks for fixed-base tables of every circuit's key ([`CircuitSpec::tables`]), as the
+    /// PoSt kinds do.
+    pub fn with_tables(self) -> Self {
+        let circuits = self
+            .circuits
+            .into_iter()
+            .map(|(id, c)| {
+                let mut spec = c.spec.clone();
+                spec.tables = true;
+                let circuit = c.circuit.clone();
+                (id, Arc::new(Circuit { circuit, spec }))
+            })
+            .collect();
+        SyntheticKind { circuits }
     }
 }
 

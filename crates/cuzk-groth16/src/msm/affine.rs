@@ -22,7 +22,7 @@ const BATCH: usize = 1024;
 
 /// A coordinate field in blst's representation; every operation writes into its destination
 /// (blstrs' by-value operators copy each result through the stack: 10 % of the MSM).
-pub(super) trait Coord: Copy + Default + Send + Sync {
+pub(crate) trait Coord: Copy + Default + Send + Sync {
     const ONE: Self;
     fn sub(out: &mut Self, a: &Self, b: &Self);
     fn mul_assign(a: &mut Self, b: &Self);
@@ -123,10 +123,13 @@ coord!(
 );
 
 /// A group whose affine points are blst's `(x, y)` pairs over [`Curve::Coord`].
-pub(super) trait Curve {
+pub(crate) trait Curve {
     type Coord: Coord;
-    type Affine: PrimeCurveAffine + Copy + Send + Sync;
-    type Projective: Group + Send + AddAssign<Self::Affine> + std::iter::Sum;
+    type Affine: PrimeCurveAffine<Curve = Self::Projective> + Copy + Send + Sync;
+    type Projective: group::Curve<AffineRepr = Self::Affine>
+        + Send
+        + AddAssign<Self::Affine>
+        + std::iter::Sum;
 
     /// The points as blst lays them out: x then y.
     fn coordinates(points: &[Self::Affine]) -> &[[Self::Coord; 2]];
@@ -135,10 +138,10 @@ pub(super) trait Curve {
 
 /// BLS12-381 G1.
 #[derive(Debug)]
-pub(super) struct G1;
+pub(crate) struct G1;
 /// BLS12-381 G2.
 #[derive(Debug)]
-pub(super) struct G2;
+pub(crate) struct G2;
 
 macro_rules! curve {
     ($curve:ty, $coord:ty, $affine:ty, $projective:ty, $raw:ty) => {
@@ -216,8 +219,13 @@ pub(super) fn msm<C: Curve>(
         .flat_map_iter(|share| {
             share.into_iter().flat_map(|(ws, range)| {
                 let first = ws.start;
-                Window::<C>::new(c, ws.len(), batch)
-                    .accumulate(&raw[range.clone()], &signed[range], first)
+                let held = ws.len();
+                let visits = raw[range.clone()]
+                    .iter()
+                    .zip(&signed[range])
+                    .flat_map(move |(p, s)| (0..held).map(move |j| (j, s.digit(first + j, c), p)));
+                Window::<C>::new(c, held, batch)
+                    .accumulate(visits)
                     .reduce()
                     .into_iter()
                     .enumerate()
@@ -235,6 +243,100 @@ pub(super) fn msm<C: Curve>(
         .fold(C::Projective::identity(), |acc, s| {
             (0..c).fold(acc, |a, _| a.double()) + s
         })
+}
+
+/// Multiples of fixed bases for `c`-bit windows: entry `i·windows + w` is `2^(c·w)·P_i` in
+/// blst's affine layout. With them every window's digit of a point goes into one bucket array,
+/// so an MSM pays one bucket reduction per thread instead of one per window and no doublings
+/// between windows, and affords larger windows (fewer additions per point). A proving key's
+/// queries never change, so a table is built once per key and costs `windows` times its query.
+pub(crate) struct Table<C: Curve> {
+    c: usize,
+    windows: usize,
+    /// Additions per inversion.
+    batch: usize,
+    copies: Vec<[C::Coord; 2]>,
+}
+
+impl<C: Curve> std::fmt::Debug for Table<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("c", &self.c)
+            .field("bases", &self.len())
+            .finish()
+    }
+}
+
+impl<C: Curve> Table<C> {
+    /// Bytes of the table of `n` bases under `c`-bit windows.
+    pub(crate) fn bytes(n: usize, c: usize) -> u64 {
+        (n * 255usize.div_ceil(c) * std::mem::size_of::<[C::Coord; 2]>()) as u64
+    }
+
+    pub(crate) fn new(points: &[C::Affine], c: usize, batch: usize) -> Self {
+        assert!((2..=24).contains(&c), "window of {c} bits");
+        assert!(batch >= 1, "empty batches");
+        let windows = 255usize.div_ceil(c);
+        let n = points.len() * windows;
+        let mut copies = crate::memory::large_vec(n);
+        copies.resize(n, Default::default());
+        const CHUNK: usize = 1024;
+        copies
+            .par_chunks_mut(CHUNK * windows)
+            .zip(points.par_chunks(CHUNK))
+            .for_each(|(out, p)| {
+                let mut q: Vec<C::Projective> = p.iter().map(|a| a.to_curve()).collect();
+                let mut affine = vec![C::Affine::identity(); p.len()];
+                for w in 0..windows {
+                    if w > 0 {
+                        q.iter_mut()
+                            .for_each(|q| *q = (0..c).fold(*q, |q, _| q.double()));
+                    }
+                    <C::Projective as group::Curve>::batch_normalize(&q, &mut affine);
+                    for (i, xy) in C::coordinates(&affine).iter().enumerate() {
+                        out[i * windows + w] = *xy;
+                    }
+                }
+            });
+        Table {
+            c,
+            windows,
+            batch,
+            copies,
+        }
+    }
+
+    /// The number of bases.
+    pub(crate) fn len(&self) -> usize {
+        self.copies.len() / self.windows
+    }
+
+    /// `Σ scalars[i] · P_(first + i)`, each thread over its share of the bases.
+    pub(crate) fn msm(&self, first: usize, scalars: &[Fr]) -> C::Projective {
+        let (n, c, windows, batch) = (scalars.len(), self.c, self.windows, self.batch);
+        assert!(first + n <= self.len(), "msm past the table's bases");
+        let threads = rayon::current_num_threads().clamp(1, n.max(1));
+        (0..threads)
+            .into_par_iter()
+            .map(|t| {
+                let visits = (t * n / threads..(t + 1) * n / threads).flat_map(|i| {
+                    let copies = &self.copies[(first + i) * windows..][..windows];
+                    // The identity has no affine coordinates to add, and adds nothing.
+                    let s = if bool::from(C::affine(&copies[0]).is_identity()) {
+                        Signed([0; 4])
+                    } else {
+                        Signed::new(&scalars[i])
+                    };
+                    copies
+                        .iter()
+                        .enumerate()
+                        .map(move |(w, p)| (0, s.digit(w, c), p))
+                });
+                let mut sums = Window::<C>::new(c, 1, batch).accumulate(visits).reduce();
+                sums.pop().expect("one window array")
+            })
+            .sum()
+    }
 }
 
 /// Buckets of all the windows one bucket array holds, at most (one window may exceed it).
@@ -514,22 +616,26 @@ impl<C: Curve> Window<C> {
         }
     }
 
-    /// Adds each point into its bucket of windows `first ..`.
-    fn accumulate(mut self, points: &[[C::Coord; 2]], signed: &[Signed], first: usize) -> Self {
-        let (c, per) = (self.c, 1usize << (self.c - 1));
-        for (p, s) in points.iter().zip(signed) {
-            for j in 0..self.windows {
-                let d = s.digit(first + j, c);
-                if d == 0 {
-                    continue;
-                }
-                let b = j * per + (d.unsigned_abs() - 1) as usize;
-                let mut q = *p;
-                if d < 0 {
-                    C::Coord::neg(&mut q[1]);
-                }
-                self.add(b, q);
+    /// Adds each visit's point, times the sign of its digit, into the bucket of the digit's
+    /// magnitude in the visit's window (of those this array holds).
+    fn accumulate<'p>(
+        mut self,
+        visits: impl Iterator<Item = (usize, i64, &'p [C::Coord; 2])>,
+    ) -> Self
+    where
+        C::Coord: 'p,
+    {
+        let per = 1usize << (self.c - 1);
+        for (j, d, p) in visits {
+            if d == 0 {
+                continue;
             }
+            let b = j * per + (d.unsigned_abs() - 1) as usize;
+            let mut q = *p;
+            if d < 0 {
+                C::Coord::neg(&mut q[1]);
+            }
+            self.add(b, q);
         }
         while !self.batch.is_empty() || !self.pending.is_empty() {
             self.flush();
@@ -759,6 +865,42 @@ mod tests {
         );
         let (p2, s2) = (random_g2(300, 11), random_scalars(300, 12));
         assert_eq!(msm::<G2>(&p2, &s2, 5, 16), naive(&p2, &s2));
+    }
+
+    /// The fixed-base table over bases with identities and repeats, scalars with zeros, ±1,
+    /// ±(r − 1)/2 and runs of one value (one bucket for every visit), from offsets into it.
+    #[test]
+    fn tables_match_naive() {
+        let n = 2 * BATCH + 33;
+        let mut p = random_g1(n, 30);
+        let mut s = random_scalars(n, 31);
+        for i in 0..100 {
+            p[2 * i + 1] = p[2 * i];
+            s[2 * i + 1] = if i % 2 == 0 { s[2 * i] } else { -s[2 * i] };
+            p[300 + i] = G1Affine::identity();
+            s[500 + i] = Fr::ZERO;
+            s[700 + i] = s[700];
+        }
+        s[900] = Fr::ONE;
+        s[901] = -Fr::ONE;
+        s[902] = half_r();
+        s[903] = -half_r();
+        for c in [2, 7, 13] {
+            let table = Table::<G1>::new(&p, c, 64);
+            assert_eq!(table.len(), n);
+            for (first, len) in [(0, n), (5, n - 5), (0, 0), (n - 1, 1)] {
+                let want = naive(&p[first..first + len], &s[first..first + len]);
+                let got = table.msm(first, &s[first..first + len]);
+                assert_eq!(got, want, "c = {c}, {first} + {len}");
+            }
+        }
+        let (p2, s2) = (random_g2(200, 32), random_scalars(200, 33));
+        let table = Table::<G2>::new(&p2, 6, 16);
+        assert_eq!(table.msm(0, &s2), naive(&p2, &s2));
+        assert_eq!(
+            Table::<G2>::bytes(200, 6),
+            (200 * 43 * std::mem::size_of::<G2Affine>()) as u64
+        );
     }
 
     proptest! {

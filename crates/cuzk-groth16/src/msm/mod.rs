@@ -7,6 +7,9 @@
 //! for large G2 inputs). Inputs with few such scalars (the H query) skip the split.
 
 mod affine;
+mod tables;
+
+pub use tables::Tables;
 
 use blst::{blst_p1_affine, blst_p2_affine, MultiPoint};
 use ff::Field;
@@ -15,11 +18,29 @@ use group::Group;
 use rayon::prelude::*;
 
 use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
-use affine::Curve;
+use affine::{Curve, Table};
 
 /// `Σ scalars[i] · points[i]` over G1. The slices must have equal length.
 pub fn g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
-    split::<affine::G1>(points, scalars, pippenger_g1)
+    split::<affine::G1>(
+        points,
+        scalars,
+        || pippenger_g1(points, scalars),
+        pippenger_g1,
+    )
+}
+
+/// [`g1`] over `points`, the bases `first ..` of `table` when there is one.
+pub(crate) fn g1_fixed(
+    table: Option<&Table<affine::G1>>,
+    first: usize,
+    points: &[G1Affine],
+    scalars: &[Fr],
+) -> G1Projective {
+    match table {
+        Some(t) => split::<affine::G1>(points, scalars, || t.msm(first, scalars), pippenger_g1),
+        None => g1(points, scalars),
+    }
 }
 
 fn pippenger_g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
@@ -28,7 +49,24 @@ fn pippenger_g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
 
 /// `Σ scalars[i] · points[i]` over G2. The slices must have equal length.
 pub fn g2(points: &[G2Affine], scalars: &[Fr]) -> G2Projective {
-    split::<affine::G2>(points, scalars, pippenger_g2)
+    split::<affine::G2>(
+        points,
+        scalars,
+        || pippenger_g2(points, scalars),
+        pippenger_g2,
+    )
+}
+
+/// [`g2`] through `table` when there is one, as [`g1_fixed`].
+pub(crate) fn g2_fixed(
+    table: Option<&Table<affine::G2>>,
+    points: &[G2Affine],
+    scalars: &[Fr],
+) -> G2Projective {
+    match table {
+        Some(t) => split::<affine::G2>(points, scalars, || t.msm(0, scalars), pippenger_g2),
+        None => g2(points, scalars),
+    }
 }
 
 fn pippenger_g2(points: &[G2Affine], scalars: &[Fr]) -> G2Projective {
@@ -67,9 +105,12 @@ fn affine_window(n: usize) -> Option<(usize, usize)> {
 /// Below this share of 0/1 scalars, splitting costs more (gathering points) than it saves.
 const SPLIT_MIN_PERCENT: usize = 25;
 
+/// `whole()` (the MSM of every point) unless enough scalars are 0 or 1: then the ones' points
+/// are summed and `msm` takes only the other points.
 fn split<C: Curve>(
     points: &[C::Affine],
     scalars: &[Fr],
+    whole: impl FnOnce() -> C::Projective,
     msm: fn(&[C::Affine], &[Fr]) -> C::Projective,
 ) -> C::Projective {
     assert_eq!(points.len(), scalars.len(), "msm length mismatch");
@@ -78,7 +119,7 @@ fn split<C: Curve>(
         .filter(|s| bool::from(s.is_zero()) || **s == Fr::ONE)
         .count();
     if trivial * 100 < scalars.len() * SPLIT_MIN_PERCENT {
-        return msm(points, scalars);
+        return whole();
     }
     let (ones, (rest_p, rest_s)) = points
         .par_chunks(1 << 14)

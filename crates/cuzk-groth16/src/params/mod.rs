@@ -277,6 +277,8 @@ pub struct ProvingKey {
     a: Section<G1Affine>,
     b_g1: Section<G1Affine>,
     b_g2: Section<G2Affine>,
+    /// Fixed-base tables of the queries, once [`ProvingKey::tabulate`] made them.
+    tables: std::sync::OnceLock<crate::msm::Tables>,
 }
 
 impl std::fmt::Debug for ProvingKey {
@@ -497,6 +499,7 @@ impl ProvingKey {
             a: Section::from_points("a", a),
             b_g1: Section::from_points("b_g1", b_g1),
             b_g2: Section::from_points("b_g2", b_g2),
+            tables: Default::default(),
         }
     }
 
@@ -568,6 +571,7 @@ impl ProvingKey {
             a,
             b_g1,
             b_g2,
+            tables: Default::default(),
             source: Some(Source {
                 path,
                 backing,
@@ -607,6 +611,22 @@ impl ProvingKey {
             self.b_g1.len,
             self.b_g2.len,
         ]
+    }
+
+    /// Builds fixed-base tables of the queries that fit `limit` bytes
+    /// ([`crate::msm::Tables::plan`]); the CPU backend's MSMs use them from then on. Returns the
+    /// bytes they hold. The tables are made once: a later call returns the first ones' size.
+    pub fn tabulate(&self, limit: u64) -> Result<u64, ParamsError> {
+        if let Some(t) = self.tables.get() {
+            return Ok(t.bytes());
+        }
+        let tables = crate::msm::Tables::new(self, limit)?;
+        Ok(self.tables.get_or_init(|| tables).bytes())
+    }
+
+    /// The tables [`ProvingKey::tabulate`] made, if it ran.
+    pub(crate) fn tables(&self) -> Option<&crate::msm::Tables> {
+        self.tables.get()
     }
 
     /// Decodes and validates every section now.
