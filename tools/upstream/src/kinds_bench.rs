@@ -161,6 +161,11 @@ fn ensure_params(
 
 fn main() -> Result<()> {
     let args = Args::parse();
+    // `RUST_LOG=cuzk_groth16=debug` shows cuzk's step times, `info` its key and table loads.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &args.params);
     let mut cases = post_cases(&args)?;
     cases.extend(snap_case(&args)?);
