@@ -91,12 +91,13 @@ impl Meter {
         }
     }
 
-    /// A proving key with every section decoded (known from the file layout alone).
+    /// A proving key with every section decoded (known from the file layout alone), and its
+    /// fixed-base tables once made.
     pub fn params(self, pk: &ProvingKey) -> u64 {
         let [h, l, a, b_g1, b_g2] = pk.lengths().map(|n| n as u64);
         let g1 = size_of::<G1Affine>() as u64;
         let g2 = size_of::<G2Affine>() as u64;
-        self.scale((h + l + a + b_g1 + pk.vk.ic.len() as u64) * g1 + b_g2 * g2)
+        self.scale((h + l + a + b_g1 + pk.vk.ic.len() as u64) * g1 + b_g2 * g2 + pk.tables_bytes())
     }
 
     pub fn pce(self, pce: &Pce) -> u64 {

@@ -624,6 +624,11 @@ impl ProvingKey {
         Ok(self.tables.get_or_init(|| tables).bytes())
     }
 
+    /// Bytes of the tables [`ProvingKey::tabulate`] made; 0 before.
+    pub fn tables_bytes(&self) -> u64 {
+        self.tables.get().map_or(0, crate::msm::Tables::bytes)
+    }
+
     /// The tables [`ProvingKey::tabulate`] made, if it ran.
     pub(crate) fn tables(&self) -> Option<&crate::msm::Tables> {
         self.tables.get()
