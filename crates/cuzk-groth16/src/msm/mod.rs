@@ -89,14 +89,15 @@ fn pippenger<C: Curve>(
 }
 
 /// Window bits and additions per inversion of the batch-affine Pippenger for `n` points, or
-/// `None` where blst's is faster. Measured on 2 cores (logs #28, #31): from 2^12 points ours
-/// wins by 15-30 %; 17-bit windows (15 signed windows) from 2^21.
+/// `None` where blst's is faster. Measured on 2 cores (logs #28, #31, #56): from 2^12 points
+/// ours wins by 15-30 %; 17-bit windows (15 signed windows) from 2^21; 11 and 12 bits only
+/// where their 2-3-bit top window costs least.
 fn affine_window(n: usize) -> Option<(usize, usize)> {
     Some(match n {
         0..0x1000 => return None,
-        0x1000..0x2000 => (10, 256),
-        0x2000..0x8000 => (11, 256),
-        0x8000..0x2_0000 => (12, 256),
+        0x1000..0x8000 => (10, 256),
+        0x8000..0x1_0000 => (12, 256),
+        0x1_0000..0x2_0000 => (13, 1024),
         0x2_0000..0x20_0000 => (16, 1024),
         _ => (17, 1024),
     })
