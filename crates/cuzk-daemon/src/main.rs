@@ -13,8 +13,6 @@ use cuzk_circuits::post::PostType;
 use cuzk_circuits::snap::{RegisteredUpdateProof, SnapRequest, SnapShape};
 use cuzk_circuits::{C1Input, PostRequest, PostShape, RegisteredPostProof, SealShape};
 use cuzk_daemon::config::CheckParams;
-use cuzk_daemon::config::LogFormat;
-use cuzk_daemon::logging;
 use cuzk_engine::kind::{PorepKind, PostKind, SnapKind};
 
 use local::{BackendKind, SynthesisKind};
@@ -359,7 +357,7 @@ impl ProveOpts {
     /// engine, and writes the proof. The engine starts first, so that a backend that cannot
     /// start is refused before any input is read.
     fn prove(&self, kind: &str, payload: impl FnOnce() -> Result<Vec<u8>>) -> Result<()> {
-        logging::init(LogFormat::Text, PROVE_LOG);
+        progress::prove(PROVE_LOG);
         let engine = local::InProcess::start(
             &self.params_dir()?,
             local::How {

@@ -1,6 +1,6 @@
-//! Progress of local work that takes minutes at 32 GiB (`cuzk paramgen`, `cuzk pce extract`):
-//! on a terminal a bar (or, where the work has no steps, a spinner) with the elapsed time; off
-//! one the plain log lines each step writes anyway.
+//! Progress of local work that takes minutes at 32 GiB (`cuzk paramgen`, `cuzk pce extract`,
+//! the point cache `cuzk prove` writes): on a terminal a bar (or, where the work has no steps,
+//! a spinner) with the elapsed time; off one the plain log lines each step writes anyway.
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -42,6 +42,26 @@ pub fn paramgen() {
         .try_init();
 }
 
+/// `cuzk prove`'s log (`level`), and on a terminal a bar of the point cache written beside the
+/// first proofs (its `debug` progress events; the engine waits for the write when it stops).
+pub fn prove(level: &str) {
+    if !std::io::stderr().is_terminal() {
+        return logging::init(LogFormat::Text, level);
+    }
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_filter(filter),
+        )
+        .with(Bytes::new(ProgressBar::new(0)).with_filter(EnvFilter::new(CACHE_PROGRESS)))
+        .try_init();
+}
+
+/// Where the point cache's progress events come from.
+const CACHE_PROGRESS: &str = "cuzk_groth16::params::cache=debug";
+
 /// A spinner with the elapsed time while `what` runs, on a terminal only.
 pub fn spinner(what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
@@ -55,6 +75,49 @@ pub fn spinner(what: &str) -> ProgressBar {
 
 fn style(template: &str) -> ProgressStyle {
     ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
+/// A byte bar, shown from the first event that carries `written_bytes` and `total_bytes`.
+struct Bytes(ProgressBar);
+
+impl Bytes {
+    fn new(bar: ProgressBar) -> Self {
+        bar.set_style(style(
+            "{elapsed_precise} [{bar:30}] {bytes}/{total_bytes} point cache written",
+        ));
+        Bytes(bar)
+    }
+}
+
+impl<S: tracing::Subscriber> Layer<S> for Bytes {
+    fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+        let mut f = ByteFields::default();
+        event.record(&mut f);
+        if let (Some(written), Some(total)) = (f.written, f.total) {
+            self.0.set_length(total);
+            self.0.set_position(written);
+            if written >= total {
+                self.0.finish();
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct ByteFields {
+    written: Option<u64>,
+    total: Option<u64>,
+}
+
+impl Visit for ByteFields {
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        match field.name() {
+            "written_bytes" => self.written = Some(value),
+            "total_bytes" => self.total = Some(value),
+            _ => {}
+        }
+    }
+    fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
 }
 
 /// Advances the bar at every event that carries a `step` field.
@@ -86,5 +149,34 @@ impl Visit for StepField {
         if field.name() == "step" {
             self.0 = Some(format!("{value:?}"));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The byte bar follows the progress events' fields and ignores other events.
+    #[test]
+    fn the_byte_bar_follows_written_and_total() {
+        let bar = ProgressBar::hidden();
+        let subscriber = tracing_subscriber::registry().with(Bytes::new(bar.clone()));
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info!(step = "unrelated", "other work");
+            assert_eq!((bar.position(), bar.length()), (0, None));
+            tracing::debug!(
+                written_bytes = 10u64,
+                total_bytes = 40u64,
+                "point cache progress"
+            );
+            assert_eq!((bar.position(), bar.length()), (10, Some(40)));
+            assert!(!bar.is_finished());
+            tracing::debug!(
+                written_bytes = 40u64,
+                total_bytes = 40u64,
+                "point cache progress"
+            );
+        });
+        assert!(bar.is_finished());
     }
 }

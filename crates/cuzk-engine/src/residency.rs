@@ -351,8 +351,16 @@ impl Loader {
             .name("cuzk-point-cache".into())
             .spawn(move || {
                 let path = write.path().to_path_buf();
-                if let Err(e) = write.write(&k) {
-                    tracing::warn!(cache = %path.display(), error = %e, "point cache not written");
+                let t = std::time::Instant::now();
+                match write.write(&k) {
+                    Ok(()) => tracing::info!(
+                        cache = %path.display(),
+                        ms = t.elapsed().as_millis() as u64,
+                        "point cache written"
+                    ),
+                    Err(e) => {
+                        tracing::warn!(cache = %path.display(), error = %e, "point cache not written")
+                    }
                 }
             });
         match writer {

@@ -44,6 +44,9 @@ pub struct CacheWrite {
     header: Box<[u8; HEADER]>,
 }
 
+/// Bytes written between progress events (a 32 GiB key's cache is 47 GB, a minute or more).
+const PROGRESS_BYTES: usize = 256 << 20;
+
 /// Space left free on the cache's file system after writing it, so that a cache never takes
 /// the last of an operator's disk.
 const SPARE: u64 = 1 << 30;
@@ -89,6 +92,7 @@ impl CacheWrite {
         let cache = self.path.as_path();
         write_atomically(cache, |w| {
             w.write_all(&self.header[..]).map_err(io_err(cache))?;
+            let mut written = HEADER as u64;
             for bytes in [
                 raw(pk.h()?),
                 raw(pk.l()?),
@@ -96,7 +100,15 @@ impl CacheWrite {
                 raw(pk.b_g1()?),
                 raw(pk.b_g2()?),
             ] {
-                w.write_all(bytes).map_err(io_err(cache))?;
+                for chunk in bytes.chunks(PROGRESS_BYTES) {
+                    w.write_all(chunk).map_err(io_err(cache))?;
+                    written += chunk.len() as u64;
+                    tracing::debug!(
+                        written_bytes = written,
+                        total_bytes = need,
+                        "point cache progress"
+                    );
+                }
             }
             Ok(())
         })
