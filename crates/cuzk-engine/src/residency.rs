@@ -346,6 +346,10 @@ impl Loader {
         // The write reads the decoded points while partitions prove with them: it costs disk,
         // not cores. A cache that cannot be written (no space, no permission) only costs the
         // next load a decode.
+        if let Err(e) = write.check_space(&key) {
+            tracing::warn!(error = %e, "point cache not written");
+            return Ok((key, "decoded"));
+        }
         let k = Arc::clone(&key);
         let writer = std::thread::Builder::new()
             .name("cuzk-point-cache".into())

@@ -65,6 +65,25 @@ impl CacheWrite {
         &self.path
     }
 
+    /// Whether the cache of `pk` would leave at least 1 GiB free on its file system now
+    /// ([`ParamsError::NoSpace`] otherwise), so a caller can say at once that none is written.
+    pub fn check_space(&self, pk: &ProvingKey) -> Result<(), ParamsError> {
+        let need = pk.decoded_len() as u64;
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let free = free_bytes(dir).map_err(io_err(dir))?;
+        if free < need + SPARE {
+            return Err(ParamsError::NoSpace {
+                path: self.path.clone(),
+                need,
+                free,
+            });
+        }
+        Ok(())
+    }
+
     /// Writes `pk`'s points to the cache (temporary file, sync, rename), unless that would
     /// leave less than 1 GiB free on its file system ([`ParamsError::NoSpace`]).
     ///
@@ -76,19 +95,8 @@ impl CacheWrite {
             src == Some(self.source.as_path()) && self.header[40..80] == lengths(pk.lengths()),
             "a point cache written for another key"
         );
+        self.check_space(pk)?;
         let need = pk.decoded_len() as u64;
-        let dir = match self.path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let free = free_bytes(dir).map_err(io_err(dir))?;
-        if free < need + SPARE {
-            return Err(ParamsError::NoSpace {
-                path: self.path,
-                need,
-                free,
-            });
-        }
         let cache = self.path.as_path();
         write_atomically(cache, |w| {
             w.write_all(&self.header[..]).map_err(io_err(cache))?;
