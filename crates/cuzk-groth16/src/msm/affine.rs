@@ -125,9 +125,13 @@ coord!(
 /// A group whose affine points are blst's `(x, y)` pairs over [`Curve::Coord`].
 pub(crate) trait Curve {
     type Coord: Coord;
-    type Affine: PrimeCurveAffine<Curve = Self::Projective> + Copy + Send + Sync;
-    type Projective: group::Curve<AffineRepr = Self::Affine>
+    type Affine: PrimeCurveAffine<Curve = Self::Projective>
+        + crate::curve::Coords
+        + Copy
         + Send
+        + Sync;
+    type Projective: crate::curve::Projective
+        + group::Curve<AffineRepr = Self::Affine>
         + AddAssign<Self::Affine>
         + std::iter::Sum;
 
@@ -292,7 +296,8 @@ impl<C: Curve> Table<C> {
                         q.iter_mut()
                             .for_each(|q| *q = (0..c).fold(*q, |q, _| q.double()));
                     }
-                    <C::Projective as group::Curve>::batch_normalize(&q, &mut affine);
+                    // One inversion for the chunk (group's default inverts per point).
+                    <C::Projective as crate::curve::Projective>::batch_to_affine(&q, &mut affine);
                     for (i, xy) in C::coordinates(&affine).iter().enumerate() {
                         out[i * windows + w] = *xy;
                     }
