@@ -267,20 +267,20 @@ fn prove_one(pk: &ProvingKey, w: &Witness, rs: &Randomness) -> Result<Proof, Pro
     let gather_ms = steps.lap();
 
     let t = pk.tables();
-    let h_acc = msm::g1_fixed(t.and_then(|t| t.h.as_ref()), 0, pk.h()?, h);
+    let h_acc = msm::fixed(t.and_then(|t| t.h.as_ref()), 0, pk.h()?, h);
     crate::memory::recycle(h_vec.into_vec());
     let h_ms = steps.lap();
-    let l_acc = msm::g1_fixed(t.and_then(|t| t.l.as_ref()), 0, pk.l()?, &w.aux);
+    let l_acc = msm::fixed(t.and_then(|t| t.l.as_ref()), 0, pk.l()?, &w.aux);
     let l_ms = steps.lap();
     let a_points = pk.a()?;
     let (a_in, a_rest) = a_points.split_at(w.input.len());
     let a_table = t.and_then(|t| t.a.as_ref());
-    let a_acc = msm::g1_fixed(a_table, 0, a_in, &w.input)
-        + msm::g1_fixed(a_table, a_in.len(), a_rest, &a_aux);
+    let a_acc =
+        msm::fixed(a_table, 0, a_in, &w.input) + msm::fixed(a_table, a_in.len(), a_rest, &a_aux);
     let a_ms = steps.lap();
-    let b1_acc = msm::g1_fixed(t.and_then(|t| t.b_g1.as_ref()), 0, pk.b_g1()?, &b_scalars);
+    let b1_acc = msm::fixed(t.and_then(|t| t.b_g1.as_ref()), 0, pk.b_g1()?, &b_scalars);
     let b_g1_ms = steps.lap();
-    let b2_acc = msm::g2_fixed(t.and_then(|t| t.b_g2.as_ref()), pk.b_g2()?, &b_scalars);
+    let b2_acc = msm::fixed(t.and_then(|t| t.b_g2.as_ref()), 0, pk.b_g2()?, &b_scalars);
     let b_g2_ms = steps.lap();
     tracing::debug!(
         quotient_ms,

@@ -4,6 +4,7 @@
 use cuzk_groth16::assignment::Witness;
 use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
 use cuzk_groth16::conformance::{check_backend, standard_shapes, Nonconformance, RandomCircuit};
+use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::verifier::{verify_proof, verify_proofs_batch, PreparedVerifyingKey};
 use cuzk_groth16::{generator, Fr, Proof, ProverError, VerifyError};
 use ff::Field;
@@ -20,24 +21,29 @@ fn cpu_backend_conforms() {
     check_backend(&CpuBackend, &circuits, 2).unwrap();
 }
 
-/// The CPU backend over a key with fixed-base tables (made after the harness's reference proof)
-/// gives the reference's proof bytes.
-struct Tabulated;
-impl Backend for Tabulated {
+/// The CPU backend behind a hook that sees the key and may change the randomness: how the
+/// tests below make other backends.
+struct Hooked<F>(&'static str, F);
+
+impl<F> Backend for Hooked<F>
+where
+    F: Fn(&ProvingKey, &[Randomness]) -> Result<Vec<Randomness>, ProverError> + Send + Sync,
+{
     fn name(&self) -> &'static str {
-        "cpu+tables"
+        self.0
     }
     fn prove(
         &self,
-        pk: &cuzk_groth16::params::ProvingKey,
+        pk: &ProvingKey,
         w: &[Witness],
         rs: &[Randomness],
     ) -> Result<Vec<Proof>, ProverError> {
-        assert!(pk.tabulate(u64::MAX)? > 0 || pk.lengths()[0] < 256);
-        CpuBackend.prove(pk, w, rs)
+        CpuBackend.prove(pk, w, &(self.1)(pk, rs)?)
     }
 }
 
+/// The CPU backend over a key with fixed-base tables (made after the harness's reference
+/// proof) gives the reference's proof bytes.
 #[test]
 fn cpu_backend_with_fixed_base_tables_conforms() {
     let circuits: Vec<_> = standard_shapes()
@@ -45,37 +51,31 @@ fn cpu_backend_with_fixed_base_tables_conforms() {
         .enumerate()
         .map(|(i, s)| RandomCircuit::new(s, 40 + i as u64))
         .collect();
-    check_backend(&Tabulated, &circuits, 2).unwrap();
+    let tabulated = Hooked("cpu+tables", |pk: &ProvingKey, rs: &[Randomness]| {
+        assert!(pk.tabulate(u64::MAX)? > 0 || pk.lengths()[0] < 256);
+        Ok(rs.to_vec())
+    });
+    check_backend(&tabulated, &circuits, 2).unwrap();
 }
 
-/// A backend that flips a bit of every proof must be caught by the harness.
-struct Broken;
-impl Backend for Broken {
-    fn name(&self) -> &'static str {
-        "broken"
-    }
-    fn prove(
-        &self,
-        pk: &cuzk_groth16::params::ProvingKey,
-        w: &[Witness],
-        rs: &[Randomness],
-    ) -> Result<Vec<Proof>, ProverError> {
-        let shifted: Vec<Randomness> = rs
+/// A backend whose proofs use other randomness must be caught by the harness.
+fn broken() -> impl Backend {
+    Hooked("broken", |_: &ProvingKey, rs: &[Randomness]| {
+        Ok(rs
             .iter()
             .map(|r| Randomness {
                 r: r.r + Fr::ONE,
                 s: r.s,
             })
-            .collect();
-        CpuBackend.prove(pk, w, &shifted)
-    }
+            .collect())
+    })
 }
 
 #[test]
 fn harness_catches_a_wrong_backend() {
     let c = RandomCircuit::new(standard_shapes()[0], 9);
     assert!(matches!(
-        check_backend(&Broken, &[c], 1),
+        check_backend(&broken(), &[c], 1),
         Err(Nonconformance::Differs { .. })
     ));
 }

@@ -846,21 +846,30 @@ mod tests {
         }
     }
 
-    /// Repeated points with equal and opposite scalars (doublings and cancellations in one
-    /// bucket), identities, zeros and a run of equal scalars (one bucket per window, every
-    /// point a conflict), over several batches.
-    #[test]
-    fn awkward_inputs() {
-        let n = 3 * BATCH + 17;
-        let mut p = random_g1(n, 7);
-        let mut s = random_scalars(n, 8);
+    /// `n` (at least 1,400) points and scalars, with repeated points under equal and opposite
+    /// scalars (doublings and cancellations in one bucket), identities, zeros, a run of equal
+    /// scalars (one bucket per window, every point a conflict), ±1 and ±(r − 1)/2.
+    fn awkward(n: usize, seed: u64) -> (Vec<G1Affine>, Vec<Fr>) {
+        let mut p = random_g1(n, seed);
+        let mut s = random_scalars(n, seed + 1);
         for i in 0..200 {
             p[2 * i + 1] = p[2 * i];
             s[2 * i + 1] = if i % 2 == 0 { s[2 * i] } else { -s[2 * i] };
             p[600 + i] = G1Affine::identity();
-            s[900 + i] = Fr::ZERO;
-            s[1200 + i] = s[1200];
+            s[800 + i] = Fr::ZERO;
+            s[1000 + i] = s[1000];
         }
+        s[1300] = Fr::ONE;
+        s[1301] = -Fr::ONE;
+        s[1302] = half_r();
+        s[1303] = -half_r();
+        (p, s)
+    }
+
+    /// [`awkward`] inputs over several batches.
+    #[test]
+    fn awkward_inputs() {
+        let (p, s) = awkward(3 * BATCH + 17, 7);
         for c in [3, 8, 16] {
             assert_eq!(msm::<G1>(&p, &s, c, BATCH), naive(&p, &s), "c = {c}");
         }
@@ -872,24 +881,11 @@ mod tests {
         assert_eq!(msm::<G2>(&p2, &s2, 5, 16), naive(&p2, &s2));
     }
 
-    /// The fixed-base table over bases with identities and repeats, scalars with zeros, ±1,
-    /// ±(r − 1)/2 and runs of one value (one bucket for every visit), from offsets into it.
+    /// The fixed-base table over [`awkward`] inputs, from offsets into it.
     #[test]
     fn tables_match_naive() {
         let n = 2 * BATCH + 33;
-        let mut p = random_g1(n, 30);
-        let mut s = random_scalars(n, 31);
-        for i in 0..100 {
-            p[2 * i + 1] = p[2 * i];
-            s[2 * i + 1] = if i % 2 == 0 { s[2 * i] } else { -s[2 * i] };
-            p[300 + i] = G1Affine::identity();
-            s[500 + i] = Fr::ZERO;
-            s[700 + i] = s[700];
-        }
-        s[900] = Fr::ONE;
-        s[901] = -Fr::ONE;
-        s[902] = half_r();
-        s[903] = -half_r();
+        let (p, s) = awkward(n, 30);
         for c in [2, 7, 13] {
             let table = Table::<G1>::new(&p, c, 64);
             assert_eq!(table.len(), n);

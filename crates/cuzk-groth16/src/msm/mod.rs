@@ -22,56 +22,45 @@ use affine::{Curve, Table};
 
 /// `Σ scalars[i] · points[i]` over G1. The slices must have equal length.
 pub fn g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
-    split::<affine::G1>(
-        points,
-        scalars,
-        || pippenger_g1(points, scalars),
-        pippenger_g1,
-    )
-}
-
-/// [`g1`] over `points`, the bases `first ..` of `table` when there is one.
-pub(crate) fn g1_fixed(
-    table: Option<&Table<affine::G1>>,
-    first: usize,
-    points: &[G1Affine],
-    scalars: &[Fr],
-) -> G1Projective {
-    match table {
-        Some(t) => split::<affine::G1>(points, scalars, || t.msm(first, scalars), pippenger_g1),
-        None => g1(points, scalars),
-    }
-}
-
-fn pippenger_g1(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
-    pippenger::<affine::G1>(points, scalars, usize::MAX, blst_g1)
+    fixed::<affine::G1>(None, 0, points, scalars)
 }
 
 /// `Σ scalars[i] · points[i]` over G2. The slices must have equal length.
 pub fn g2(points: &[G2Affine], scalars: &[Fr]) -> G2Projective {
-    split::<affine::G2>(
-        points,
-        scalars,
-        || pippenger_g2(points, scalars),
-        pippenger_g2,
-    )
+    fixed::<affine::G2>(None, 0, points, scalars)
 }
 
-/// [`g2`] through `table` when there is one, as [`g1_fixed`].
-pub(crate) fn g2_fixed(
-    table: Option<&Table<affine::G2>>,
-    points: &[G2Affine],
+/// `Σ scalars[i] · points[i]`, where `points` are the bases `first ..` of `table` when there
+/// is one: the table serves the whole MSM, a Pippenger the rest of a mostly-0/1 one.
+pub(crate) fn fixed<C: Pippenger>(
+    table: Option<&Table<C>>,
+    first: usize,
+    points: &[C::Affine],
     scalars: &[Fr],
-) -> G2Projective {
-    match table {
-        Some(t) => split::<affine::G2>(points, scalars, || t.msm(0, scalars), pippenger_g2),
-        None => g2(points, scalars),
+) -> C::Projective {
+    let whole = || match table {
+        Some(t) => t.msm(first, scalars),
+        None => C::pippenger(points, scalars),
+    };
+    split::<C>(points, scalars, whole, C::pippenger)
+}
+
+/// A curve's Pippenger for the points no table serves.
+pub(crate) trait Pippenger: Curve {
+    fn pippenger(points: &[Self::Affine], scalars: &[Fr]) -> Self::Projective;
+}
+
+impl Pippenger for affine::G1 {
+    fn pippenger(points: &[G1Affine], scalars: &[Fr]) -> G1Projective {
+        pippenger::<affine::G1>(points, scalars, usize::MAX, blst_g1)
     }
 }
 
-fn pippenger_g2(points: &[G2Affine], scalars: &[Fr]) -> G2Projective {
-    // Measured up to 2^15 points (log #31); blst's above, where it was not compared.
-    pippenger::<affine::G2>(points, scalars, 1 << 17, blst_g2)
+impl Pippenger for affine::G2 {
+    fn pippenger(points: &[G2Affine], scalars: &[Fr]) -> G2Projective {
+        // Measured up to 2^15 points (log #31); blst's above, where it was not compared.
+        pippenger::<affine::G2>(points, scalars, 1 << 17, blst_g2)
+    }
 }
 
 /// Our batch-affine Pippenger for fewer than `below` points where [`affine_window`] has a
@@ -107,12 +96,12 @@ fn affine_window(n: usize) -> Option<(usize, usize)> {
 const SPLIT_MIN_PERCENT: usize = 25;
 
 /// `whole()` (the MSM of every point) unless enough scalars are 0 or 1: then the ones' points
-/// are summed and `msm` takes only the other points.
+/// are summed and `rest` takes only the other points.
 fn split<C: Curve>(
     points: &[C::Affine],
     scalars: &[Fr],
     whole: impl FnOnce() -> C::Projective,
-    msm: fn(&[C::Affine], &[Fr]) -> C::Projective,
+    rest: fn(&[C::Affine], &[Fr]) -> C::Projective,
 ) -> C::Projective {
     assert_eq!(points.len(), scalars.len(), "msm length mismatch");
     let trivial = scalars
@@ -148,7 +137,7 @@ fn split<C: Curve>(
                 (a + b, (ap, as_))
             },
         );
-    ones + msm(&rest_p, &rest_s)
+    ones + rest(&rest_p, &rest_s)
 }
 
 /// Little-endian 32-byte encodings of the scalars, the input blst expects.
