@@ -10,8 +10,9 @@
 //! their WindowPoSt (V1_2) and WinningPoSt vanilla proofs as Curio's workers make them
 //! (`window-<i>.bin`, `winning.bin`, bincode) and `post.json` (randomness, miner id, sectors).
 //!
-//! With `--snap`, it also seals a 2 KiB sector, updates it with fresh random deal data
-//! (SnapDeals) and writes, under `fixtures/snap/2KiB/`, its vanilla partition proofs as Curio
+//! With `--snap`, it also seals a sector of each `--snap-sizes` size (2 KiB by default),
+//! updates it with fresh random deal data (SnapDeals) and writes, under
+//! `fixtures/snap/<size>/`, its vanilla partition proofs as Curio
 //! sends them (`partition-<k>.bin`, bincode) and `snap.json` (update proof type, sector size,
 //! `comm_r_old`, `comm_r_new`, `comm_d_new`).
 //!
@@ -42,6 +43,9 @@ struct Args {
     /// Also write the SnapDeals fixtures into this folder.
     #[arg(long)]
     snap: Option<PathBuf>,
+    /// Sector sizes of the SnapDeals fixtures (2KiB, 8MiB, 512MiB).
+    #[arg(long, value_delimiter = ',', default_value = "2KiB")]
+    snap_sizes: Vec<String>,
 }
 
 fn main() -> Result<()> {
@@ -65,9 +69,11 @@ fn main() -> Result<()> {
         post_fixtures(dir, &mut rng)?;
     }
     if let Some(dir) = &args.snap {
-        let dir = dir.join("2KiB");
-        cuzk_upstream_tools::snap::update_fresh_sector("2KiB", &mut rng)?.write_fixture(&dir)?;
-        eprintln!("SnapDeals vanilla proofs: {}", dir.display());
+        for size in &args.snap_sizes {
+            let dir = dir.join(size);
+            cuzk_upstream_tools::snap::update_fresh_sector(size, &mut rng)?.write_fixture(&dir)?;
+            eprintln!("SnapDeals vanilla proofs: {}", dir.display());
+        }
     }
     Ok(())
 }
