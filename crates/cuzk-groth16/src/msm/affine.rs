@@ -311,6 +311,11 @@ impl<C: Curve> Table<C> {
         }
     }
 
+    /// Bytes the multiples take: [`Table::bytes`] of its bases and window.
+    pub(crate) fn held(&self) -> u64 {
+        (self.copies.len() * std::mem::size_of::<[C::Coord; 2]>()) as u64
+    }
+
     /// The number of bases.
     pub(crate) fn len(&self) -> usize {
         self.copies.len() / self.windows
@@ -889,6 +894,7 @@ mod tests {
         for c in [2, 7, 13] {
             let table = Table::<G1>::new(&p, c, 64);
             assert_eq!(table.len(), n);
+            assert_eq!(table.held(), Table::<G1>::bytes(n, c));
             for (first, len) in [(0, n), (5, n - 5), (0, 0), (n - 1, 1)] {
                 let want = naive(&p[first..first + len], &s[first..first + len]);
                 let got = table.msm(first, &s[first..first + len]);

@@ -13,7 +13,6 @@ pub struct Tables {
     pub(crate) a: Option<Table<G1>>,
     pub(crate) b_g1: Option<Table<G1>>,
     pub(crate) b_g2: Option<Table<G2>>,
-    bytes: u64,
 }
 
 impl Tables {
@@ -39,20 +38,21 @@ impl Tables {
 
     /// Builds the tables [`Tables::plan`] picks for `pk` within `limit` bytes.
     pub fn new(pk: &ProvingKey, limit: u64) -> Result<Self, ParamsError> {
-        let (picked, bytes) = Self::plan(pk.lengths(), limit);
+        let (picked, _) = Self::plan(pk.lengths(), limit);
         Ok(Tables {
             h: table(picked[0], pk.h()?),
             l: table(picked[1], pk.l()?),
             a: table(picked[2], pk.a()?),
             b_g1: table(picked[3], pk.b_g1()?),
             b_g2: table(picked[4], pk.b_g2()?),
-            bytes,
         })
     }
 
     /// Bytes the tables hold.
     pub fn bytes(&self) -> u64 {
-        self.bytes
+        let g1 = [&self.h, &self.l, &self.a, &self.b_g1];
+        let g1: u64 = g1.iter().filter_map(|t| t.as_ref()).map(Table::held).sum();
+        g1 + self.b_g2.as_ref().map_or(0, Table::held)
     }
 }
 
