@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
@@ -55,7 +55,7 @@ pub fn prove(level: &str) {
                 .with_writer(std::io::stderr)
                 .with_filter(filter),
         )
-        .with(Bytes::new(ProgressBar::new(0)).with_filter(EnvFilter::new(CACHE_PROGRESS)))
+        .with(Bytes::new(ProgressBar::hidden()).with_filter(EnvFilter::new(CACHE_PROGRESS)))
         .try_init();
 }
 
@@ -77,7 +77,7 @@ fn style(template: &str) -> ProgressStyle {
     ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
 }
 
-/// A byte bar, shown from the first event that carries `written_bytes` and `total_bytes`.
+/// A byte bar, drawn from the first event that carries `written_bytes` and `total_bytes`.
 struct Bytes(ProgressBar);
 
 impl Bytes {
@@ -94,6 +94,10 @@ impl<S: tracing::Subscriber> Layer<S> for Bytes {
         let mut f = ByteFields::default();
         event.record(&mut f);
         if let (Some(written), Some(total)) = (f.written, f.total) {
+            // Hidden until a cache is written at all: most runs write none.
+            if self.0.length().is_none() {
+                self.0.set_draw_target(ProgressDrawTarget::stderr());
+            }
             self.0.set_length(total);
             self.0.set_position(written);
             if written >= total {
