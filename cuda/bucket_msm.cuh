@@ -72,36 +72,44 @@ __device__ __forceinline__ uint32_t digit(const fr_t& s, uint32_t w, uint32_t c,
 }
 #endif
 
-// keys[i] = bucket of scalar i in window w (| SIGN), or NONE; counts[b] += 1 per key.
-__global__ void digits(uint32_t* keys, uint32_t* counts, const fr_t* s, size_t n, uint32_t w,
-                       uint32_t c, bool mont)
+// keys[j·n + i] = bucket of scalar i in window w0 + j (| SIGN), or NONE, for j < k; counts[b]
+// += 1 per key. Each scalar leaves Montgomery form once for its k windows.
+__global__ void digits(uint32_t* keys, uint32_t* counts, const fr_t* s, uint32_t n, uint32_t w0,
+                       uint32_t k, uint32_t c, bool mont)
 {
 #ifdef __CUDA_ARCH__
-    size_t stride = (size_t)blockDim.x * gridDim.x;
-    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < n; i += stride) {
+    uint32_t stride = blockDim.x * gridDim.x;
+    for (uint32_t i = threadIdx.x + blockIdx.x * blockDim.x; i < n; i += stride) {
         fr_t x = s[i];
         if (mont) x.from();
-        bool neg;
-        uint32_t m = digit(x, w, c, neg);
-        uint32_t k = NONE;
-        if (m) {
-            k = (m - 1) | (neg ? SIGN : 0);
-            atomicAdd(&counts[m - 1], 1);
+        #pragma unroll 1
+        for (uint32_t j = 0; j < k; j++) {
+            bool neg;
+            uint32_t m = digit(x, w0 + j, c, neg);
+            uint32_t key = NONE;
+            if (m) {
+                key = (m - 1) | (neg ? SIGN : 0);
+                atomicAdd(&counts[m - 1], 1);
+            }
+            keys[j * n + i] = key;
         }
-        keys[i] = k;
     }
 #endif
 }
 
-// sorted[cursor[bucket]++] = i | sign for every keyed scalar (cursor starts as the buckets'
-// start offsets). The order inside a bucket is arbitrary: a sum does not depend on it.
-__global__ void scatter(uint32_t* sorted, uint32_t* cursor, const uint32_t* keys, size_t n)
+// sorted[cursor[bucket]++] = point | sign for every keyed entry (cursor starts as the buckets'
+// start offsets), where entry j·n + i names point j·stride + i: scalar i's multiple in table
+// copy j. The order inside a bucket is arbitrary: a sum does not depend on it.
+__global__ void scatter(uint32_t* sorted, uint32_t* cursor, const uint32_t* keys, uint32_t n,
+                        uint32_t entries, uint32_t stride)
 {
-    size_t stride = (size_t)blockDim.x * gridDim.x;
-    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < n; i += stride) {
-        uint32_t k = keys[i];
-        if (k != NONE)
-            sorted[atomicAdd(&cursor[k & ~SIGN], 1)] = (uint32_t)i | (k & SIGN);
+    uint32_t step = blockDim.x * gridDim.x;
+    for (uint32_t q = threadIdx.x + blockIdx.x * blockDim.x; q < entries; q += step) {
+        uint32_t key = keys[q];
+        if (key != NONE) {
+            uint32_t j = q / n;
+            sorted[atomicAdd(&cursor[key & ~SIGN], 1)] = (j * stride + q - j * n) | (key & SIGN);
+        }
     }
 }
 
@@ -351,7 +359,7 @@ void halve(bucket_h* v, uint32_t wins, uint32_t stride, uint32_t m, uint32_t hal
 // Device milliseconds of one call's steps, summed over its windows.
 struct times_t {
     double sort, accumulate, reduce;
-    uint32_t window_bits, windows;
+    uint32_t window_bits, windows, passes;
     size_t scratch_bytes;
 };
 
@@ -379,30 +387,79 @@ public:
     }
 };
 
-// Σ s_i·P_i over n points resident at `points` with scalars in device memory (Montgomery form
-// when `mont`), on streams 0 and 1 of `gpu`; c = 0 picks the window by size. n < 2^31.
+// Where run() finds a scalar's multiples: copy j of the base, 2^(c·j)·P_i, at
+// points[j·stride + i] for j < copies. A plain base is one copy (and any c); a table lets one
+// pass put `copies` windows' digits into one bucket array, so an MSM pays one sort, one
+// accumulation and one weighted sum per pass instead of per window.
+struct table_t {
+    uint32_t copies, c;
+    size_t stride;
+
+    static table_t plain(uint32_t c = 0) { return table_t{1, c, 0}; }
+};
+
+// The copies of a table of n points: table[j·n + i] = 2^(c·j)·table[i] for 0 < j < copies,
+// in blst's affine layout (infinity stays (0, 0)). Once per base, at upload: c doublings and
+// one inversion per point and copy. Every lane runs the same rounds (a past-the-end lane
+// repeats the last point and stores nothing): the inversion works across the warp.
+template<class bucket_t, class affine_h, class field_t, class field_h>
+__launch_bounds__(256) __global__
+void expand(affine_h* table, size_t n, uint32_t copies, uint32_t c)
+{
+#ifdef __CUDA_ARCH__
+    typedef typename bucket_t::affine_t affine_t;
+    const uint32_t degree = bucket_t::degree;
+    const size_t lanes = (size_t)gridDim.x * blockDim.x / degree;
+    const size_t tid = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / degree;
+    const size_t rounds = (n + lanes - 1) / lanes;
+    auto* out = reinterpret_cast<fixed_base::affine_out<field_h>*>(table);
+    for (size_t r = 0; r < rounds; r++) {
+        const size_t i = tid + r * lanes;
+        affine_t p = table[i < n ? i : n - 1];
+        bucket_t acc, twin;
+        acc = p;
+        #pragma unroll 1
+        for (uint32_t j = 1; j < copies; j++) {
+            #pragma unroll 1
+            for (uint32_t d = 0; d < c; d++) {
+                twin = acc;
+                acc.add(twin); // equal inputs: sppark's formulas double
+            }
+            fixed_base::store_affine<field_t>(out[i < n ? j * n + i : 0], acc, i < n);
+        }
+    }
+#endif
+}
+
+// Σ s_i·P_i over n points with scalars in device memory (Montgomery form when `mont`), on
+// streams 0 and 1 of `gpu`. `points` is a plain base (c = 0 picks the window by size) or a
+// table (its copies and c). n < 2^31 and copies·max(n, stride) < 2^31.
 //
-// Stream 1 sorts window w + 1 while stream 0 accumulates and weighs window w: the sort is
-// memory- and atomic-bound and fits in the registers accumulate leaves free. Two sorted lists
-// and offset tables alternate between windows; events order their reuse.
+// Stream 1 sorts pass p + 1 while stream 0 accumulates and weighs pass p: the sort is memory-
+// and atomic-bound and fits in the registers accumulate leaves free. Two sorted lists and
+// offset tables alternate between passes; events order their reuse.
 template<class bucket_t, class point_t, class affine_h>
-void run(const gpu_t& gpu, point_t& out, const affine_h* points, const fr_t* s, size_t n,
-         bool mont, uint32_t c, times_t* times)
+void run(const gpu_t& gpu, point_t& out, const affine_h* points, const table_t& table,
+         const fr_t* s, size_t n, bool mont, times_t* times)
 {
     typedef typename bucket_t::mem_t bucket_h;
     out.inf();
     if (n == 0) return;
-    if (n >= ((size_t)1 << 31))
-        throw std::runtime_error("bucket MSM takes fewer than 2^31 points");
-    const geometry_t g = c ? geometry_t::with(c) : geometry_t::for_points(n);
+    const size_t copies = std::max<uint32_t>(table.copies, 1);
+    if (n >= ((size_t)1 << 31) || copies * std::max(n, table.stride) >= ((size_t)1 << 31))
+        throw std::runtime_error("bucket MSM takes fewer than 2^31 points and entries");
+    const geometry_t g = table.c ? geometry_t::with(table.c) : geometry_t::for_points(n);
     const uint32_t nb = g.buckets;
+    const uint32_t per_pass = (uint32_t)std::min<size_t>(copies, g.wins);
+    const uint32_t passes = (g.wins + per_pass - 1) / per_pass;
+    const uint32_t entries = (uint32_t)(per_pass * n), stride = (uint32_t)table.stride;
     const stream_t& st = gpu[0]; // accumulate, carries, weighing
-    const stream_t& ss = gpu[1]; // sorting, a window ahead
+    const stream_t& ss = gpu[1]; // sorting, a pass ahead
     const uint32_t degree = bucket_t::degree, threads = BUCKET_MSM_THREADS;
     const uint32_t acc_threads = BUCKET_MSM_ACC_THREADS, weigh_threads = BUCKET_MSM_WEIGH_THREADS;
     // Segments: two waves of accumulate blocks per SM, about a thousand additions each at 2^27.
     const uint32_t segs = gpu.sm_count() * 2 * acc_threads / degree;
-    // Weighting ranges per window: one wave of two weigh blocks per SM.
+    // Weighting ranges per pass: one wave of two weigh blocks per SM.
     const uint32_t per = std::max(1u, nb / (gpu.sm_count() * 2 * weigh_threads / degree));
     const uint32_t ranges = (nb + per - 1) / per;
     const uint32_t grid = gpu.sm_count() * 8;
@@ -410,43 +467,50 @@ void run(const gpu_t& gpu, point_t& out, const affine_h* points, const fr_t* s, 
         return (uint32_t)((work * degree + block - 1) / block);
     };
 
-    // Everything is allocated (and later freed) on stream 0; stream 1 starts after it.
-    dev_ptr_t<uint32_t> keys{n, st}, counts{nb + 1, st}, carry_of{segs, st}, piece{segs, st};
-    dev_ptr_t<uint32_t> sorted0{n, st}, sorted1{n, st}, starts0{nb + 1, st}, starts1{nb + 1, st};
-    uint32_t* sorted[2] = {&sorted0[0], &sorted1[0]};
-    uint32_t* starts[2] = {&starts0[0], &starts1[0]};
+    // Everything is allocated (and later freed) on stream 0; stream 1 starts after it. One
+    // pass needs no second sorted list.
+    const size_t second = passes > 1 ? entries : 0;
+    dev_ptr_t<uint32_t> keys{entries, st}, counts{nb + 1, st}, carry_of{segs, st},
+                        piece{segs, st};
+    dev_ptr_t<uint32_t> sorted0{entries, st}, sorted1{second, st}, starts0{nb + 1, st},
+                        starts1{second ? nb + 1 : 0, st};
+    uint32_t* sorted[2] = {&sorted0[0], second ? &sorted1[0] : nullptr};
+    uint32_t* starts[2] = {&starts0[0], second ? &starts1[0] : nullptr};
     dev_ptr_t<bucket_h> buckets{nb, st}, carry{segs, st},
-                        partial{(size_t)g.wins * ranges, st};
+                        partial{(size_t)passes * ranges, st};
     const size_t scan_words = (nb + 1 + SCAN_TILE - 1) / SCAN_TILE;
     dev_ptr_t<uint32_t> tile_sums{scan_words, st};
     event_t allocated{st}, sorted_ev[2], consumed[2];
     allocated.wait(ss);
 
-    // Marks: per window, sort start/end on stream 1 and accumulate start/end/weighed on
-    // stream 0; then the tree's start and end.
-    step_events_t ev{times != nullptr, 5 * (size_t)g.wins + 2};
-    auto sort = [&](uint32_t w) {
-        int k = w & 1;
-        if (w >= 2) consumed[k].wait(ss);
-        ev.mark(5 * w, ss);
+    // Marks: per pass, sort start/end on stream 1 and accumulate start/end/weighed on stream
+    // 0; then the tree's start and end.
+    step_events_t ev{times != nullptr, 5 * (size_t)passes + 2};
+    auto sort = [&](uint32_t p) {
+        int k = p & 1;
+        uint32_t w0 = p * per_pass, wins = std::min(per_pass, g.wins - w0);
+        if (p >= 2) consumed[k].wait(ss);
+        ev.mark(5 * p, ss);
         ss.bzero(&counts[0], nb + 1);
-        digits<<<grid, threads, 0, ss>>>(&keys[0], &counts[0], s, n, w, g.c, mont);
+        digits<<<grid, threads, 0, ss>>>(&keys[0], &counts[0], s, (uint32_t)n, w0, wins, g.c,
+                                         mont);
         CUDA_OK(cudaGetLastError());
         exclusive_sum(starts[k], &tile_sums[0], &counts[0], nb + 1, ss);
         CUDA_OK(cudaMemcpyAsync(&counts[0], starts[k], nb * sizeof(uint32_t),
                                 cudaMemcpyDeviceToDevice, ss));
-        scatter<<<grid, threads, 0, ss>>>(sorted[k], &counts[0], &keys[0], n);
+        scatter<<<grid, threads, 0, ss>>>(sorted[k], &counts[0], &keys[0], (uint32_t)n,
+                                          wins * (uint32_t)n, stride);
         CUDA_OK(cudaGetLastError());
-        ev.mark(5 * w + 1, ss);
+        ev.mark(5 * p + 1, ss);
         sorted_ev[k].record(ss);
     };
     sort(0);
-    for (uint32_t w = 0; w < g.wins; w++) {
-        int k = w & 1;
-        if (w + 1 < g.wins)
-            sort(w + 1);
+    for (uint32_t p = 0; p < passes; p++) {
+        int k = p & 1;
+        if (p + 1 < passes)
+            sort(p + 1);
         sorted_ev[k].wait(st);
-        ev.mark(5 * w + 2, st);
+        ev.mark(5 * p + 2, st);
         accumulate<bucket_t, affine_h><<<blocks(segs, acc_threads), acc_threads, 0, st>>>(
             &buckets[0], &carry[0], &carry_of[0], points, sorted[k], starts[k], nb);
         CUDA_OK(cudaGetLastError());
@@ -456,46 +520,47 @@ void run(const gpu_t& gpu, point_t& out, const affine_h* points, const fr_t* s, 
         add_pieces<bucket_t><<<blocks(segs, threads), threads, 0, st>>>(
             &buckets[0], &carry[0], &carry_of[0], &piece[0], segs);
         CUDA_OK(cudaGetLastError());
-        ev.mark(5 * w + 3, st);
+        ev.mark(5 * p + 3, st);
         weigh<bucket_t><<<blocks(ranges, weigh_threads), weigh_threads, 0, st>>>(
-            &partial[(size_t)w * ranges], &buckets[0], starts[k], nb, per, ranges);
+            &partial[(size_t)p * ranges], &buckets[0], starts[k], nb, per, ranges);
         CUDA_OK(cudaGetLastError());
-        ev.mark(5 * w + 4, st);
+        ev.mark(5 * p + 4, st);
         consumed[k].record(st);
     }
-    ev.mark(5 * (size_t)g.wins, st);
+    ev.mark(5 * (size_t)passes, st);
     for (uint32_t m = ranges; m > 1;) {
-        uint32_t half = (m + 1) / 2, work = g.wins * (m - half);
+        uint32_t half = (m + 1) / 2, work = passes * (m - half);
         halve<bucket_t><<<blocks(work, threads), threads, 0, st>>>(
-            &partial[0], g.wins, ranges, m, half);
+            &partial[0], passes, ranges, m, half);
         CUDA_OK(cudaGetLastError());
         m = half;
     }
-    ev.mark(5 * (size_t)g.wins + 1, st);
+    ev.mark(5 * (size_t)passes + 1, st);
 
-    std::vector<bucket_t> sums(g.wins);
-    for (uint32_t w = 0; w < g.wins; w++)
-        CUDA_OK(cudaMemcpyAsync(&sums[w], &partial[(size_t)w * ranges], sizeof(bucket_h),
+    std::vector<bucket_t> sums(passes);
+    for (uint32_t p = 0; p < passes; p++)
+        CUDA_OK(cudaMemcpyAsync(&sums[p], &partial[(size_t)p * ranges], sizeof(bucket_h),
                                 cudaMemcpyDeviceToHost, st));
     st.sync();
-    for (uint32_t w = g.wins; w-- > 0;) {
-        for (uint32_t k = 0; k < g.c; k++)
+    // Σ 2^(c·per_pass·p)·S_p.
+    for (uint32_t p = passes; p-- > 0;) {
+        for (uint32_t k = 0; k < g.c * per_pass; k++)
             out.dbl();
-        out.add((point_t)sums[w]);
+        out.add((point_t)sums[p]);
     }
 
     if (times) {
-        *times = times_t{0, 0, 0, g.c, g.wins, 0};
-        for (uint32_t w = 0; w < g.wins; w++) {
-            times->sort += ev.between(5 * w, 5 * w + 1);
-            times->accumulate += ev.between(5 * w + 2, 5 * w + 3);
-            times->reduce += ev.between(5 * w + 3, 5 * w + 4);
+        *times = times_t{0, 0, 0, g.c, g.wins, passes, 0};
+        for (uint32_t p = 0; p < passes; p++) {
+            times->sort += ev.between(5 * p, 5 * p + 1);
+            times->accumulate += ev.between(5 * p + 2, 5 * p + 3);
+            times->reduce += ev.between(5 * p + 3, 5 * p + 4);
         }
-        times->reduce += ev.between(5 * g.wins, 5 * g.wins + 1);
-        times->scratch_bytes = 3 * n * sizeof(uint32_t)
-                             + (3 * (size_t)nb + 3 + 2 * (size_t)segs) * sizeof(uint32_t)
-                             + ((size_t)nb + segs + (size_t)g.wins * ranges) * sizeof(bucket_h)
-                             + scan_words * sizeof(uint32_t);
+        times->reduce += ev.between(5 * passes, 5 * passes + 1);
+        const size_t offsets = ((size_t)nb + 1) * (second ? 3 : 2); // counts, starts
+        times->scratch_bytes = (2 * (size_t)entries + second + offsets + 2 * (size_t)segs
+                                + scan_words) * sizeof(uint32_t)
+                             + ((size_t)nb + segs + (size_t)passes * ranges) * sizeof(bucket_h);
     }
 }
 

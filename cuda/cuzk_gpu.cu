@@ -36,8 +36,8 @@ typedef fr_t scalar_t;
 
 #include <msm/pippenger.cuh>
 #include <ntt/ntt.cuh>
-#include "bucket_msm.cuh"
 #include "fixed_base.cuh"
+#include "bucket_msm.cuh"
 
 // sppark instantiates its MSM kernels for the G1 typedefs above. The G2 ones are otherwise
 // instantiated only from host code (inside #ifndef __CUDA_ARCH__), which the device pass never
@@ -223,7 +223,7 @@ template __global__ void batch_addition<bucket_fp2_t, affine_fp2_t::mem_t>(
     bucket_fp2_t::mem_t[], const affine_fp2_t::mem_t[], uint32_t, const uint32_t[], bool,
     uint32_t);
 // Our bucket MSM's kernels (bucket_msm.cuh), launched only from host code too.
-#define BUCKET_MSM_KERNELS(B, A)                                                              \
+#define BUCKET_MSM_KERNELS(B, A, F)                                                              \
 template __global__ void bucket_msm::accumulate<B, A::mem_t>(                               \
     B::mem_t*, B::mem_t*, uint32_t*, const A::mem_t*, const uint32_t*, const uint32_t*,       \
     uint32_t);                                                                                \
@@ -235,9 +235,11 @@ template __global__ void bucket_msm::add_pieces<B>(B::mem_t*, const B::mem_t*,  
 template __global__ void bucket_msm::weigh<B>(B::mem_t*, const B::mem_t*, const uint32_t*,  \
                                               uint32_t, uint32_t, uint32_t);                  \
 template __global__ void bucket_msm::halve<B>(B::mem_t*, uint32_t, uint32_t, uint32_t,      \
-                                              uint32_t);
-BUCKET_MSM_KERNELS(bucket_t, affine_t)
-BUCKET_MSM_KERNELS(bucket_fp2_t, affine_fp2_t)
+                                              uint32_t);                                     \
+template __global__ void bucket_msm::expand<B, A::mem_t, F, F::mem_t>(A::mem_t*, size_t,     \
+                                                                      uint32_t, uint32_t);
+BUCKET_MSM_KERNELS(bucket_t, affine_t, fp_t)
+BUCKET_MSM_KERNELS(bucket_fp2_t, affine_fp2_t, fp2_t)
 // The fixed-base multiplication (fixed_base.cuh), launched only from host code too.
 template __global__ void fixed_base::multiply<bucket_t, affine_t::mem_t, fp_t, fp_t::mem_t>(
     fixed_base::affine_out<fp_t::mem_t>*, const affine_t::mem_t*, uint32_t, const fr_t*, size_t);
@@ -272,7 +274,11 @@ struct cuzk_quotient_times {
 
 // Which Pippenger takes an MSM whose scalars all go through buckets: by size (ours from
 // the crossover on), sppark's, or ours (bucket_msm.cuh).
-enum : int32_t { CUZK_MSM_AUTO = 0, CUZK_MSM_SPPARK = 1, CUZK_MSM_BUCKETS = 2 };
+// CUZK_MSM_TABLE is ours over the base's table of multiples (ours plain where there is none);
+// by size, a base with a table always takes it.
+enum : int32_t {
+    CUZK_MSM_AUTO = 0, CUZK_MSM_SPPARK = 1, CUZK_MSM_BUCKETS = 2, CUZK_MSM_TABLE = 3
+};
 
 // The smallest G1 and G2 MSMs that our bucket MSM takes by default (measured: docs/GPU.md).
 // G1: sppark's is faster up to 2^26 (0.95x there), ours from 2^27 (1.07x), so ours takes over
@@ -428,8 +434,9 @@ static void upload(const gpu_t& gpu, void* dst, const void* src, size_t bytes)
 }
 
 // A base (the points of one query) uploaded once to one GPU, with sppark's Pippenger state
-// sized for it.
-template<class bucket_t, class point_t, class affine_t>
+// sized for it and, when asked for, a table of its multiples for our bucket MSM
+// (bucket_msm::table_t: `copies` copies of the base, copy j holding 2^(c·j)·P_i).
+template<class bucket_t, class point_t, class affine_t, class field_t>
 class base_t {
     typedef typename affine_t::mem_t affine_h;
     typedef typename bucket_t::mem_t bucket_h;
@@ -439,7 +446,8 @@ class base_t {
 
     const gpu_t& gpu;
     size_t n;
-    dev_ptr_t<affine_h> points;
+    bucket_msm::table_t table;
+    dev_ptr_t<affine_h> points; // the base, then the table's other copies
     pippenger_t pippenger;
 
     // Σ s_i·P_i over `len` points at `p` by sppark's Pippenger. (The device pointers go in
@@ -451,27 +459,38 @@ class base_t {
                           dev_ptr_t<fr_t>(const_cast<fr_t*>(s)), true);
     }
 
-    // Whether `engine` (CUZK_MSM_AUTO: the preferred one, else by size) sends `len` scalars
-    // to our bucket MSM.
-    static bool by_buckets(size_t len, int32_t engine)
+    // The Pippenger that `engine` (CUZK_MSM_AUTO: the preferred one, else by size) gives
+    // `len` scalars over points with `tabled` multiples or none.
+    static int32_t choose(size_t len, int32_t engine, bool tabled)
     {
-        if (len >= ((size_t)1 << 31))
-            return false;
         if (engine == CUZK_MSM_AUTO)
             engine = preferred_msm.load();
-        size_t crossover = is_g1 ? BUCKET_MSM_CROSSOVER_G1 : BUCKET_MSM_CROSSOVER_G2;
-        return engine == CUZK_MSM_BUCKETS || (engine == CUZK_MSM_AUTO && len >= crossover);
+        if (engine == CUZK_MSM_AUTO) {
+            size_t crossover = is_g1 ? BUCKET_MSM_CROSSOVER_G1 : BUCKET_MSM_CROSSOVER_G2;
+            engine = tabled ? CUZK_MSM_TABLE
+                   : len >= crossover ? CUZK_MSM_BUCKETS : CUZK_MSM_SPPARK;
+        }
+        if (engine == CUZK_MSM_TABLE && !tabled)
+            engine = CUZK_MSM_BUCKETS;
+        if (engine == CUZK_MSM_BUCKETS && len >= ((size_t)1 << 31))
+            engine = CUZK_MSM_SPPARK;
+        return engine;
     }
 
-    // Σ s_i·P_i over `len` points at `p`, every scalar through one Pippenger (see by_buckets);
-    // `msm` is the sppark state to use, made for `len` points when null.
+    // Σ s_i·P_i over `len` points at `p`, every scalar through one Pippenger (see choose);
+    // `tab` is the table at `p`, if any; `msm` the sppark state to use, made for `len` points
+    // when null.
     RustError full(point_t& out, affine_h* p, const fr_t* s, size_t len, int32_t engine,
-                   pippenger_t* msm, uint32_t window_bits = 0,
-                   bucket_msm::times_t* times = nullptr)
+                   pippenger_t* msm, const bucket_msm::table_t* tab,
+                   uint32_t window_bits = 0, bucket_msm::times_t* times = nullptr)
     {
-        if (by_buckets(len, engine)) {
+        engine = choose(len, engine, tab != nullptr);
+        if (engine != CUZK_MSM_SPPARK) {
             gpu.select();
-            bucket_msm::run<bucket_t>(gpu, out, p, s, len, true, window_bits, times);
+            bucket_msm::run<bucket_t>(gpu, out, p,
+                                      engine == CUZK_MSM_TABLE
+                                          ? *tab : bucket_msm::table_t::plain(window_bits),
+                                      s, len, true, times);
             return RustError{cudaSuccess};
         }
         if (msm)
@@ -481,14 +500,24 @@ class base_t {
     }
 
 public:
-    base_t(const gpu_t& gpu, const affine_t* h, size_t n)
-    : gpu(gpu), n(n), points(n), pippenger(nullptr, n, sizeof(affine_t), gpu.id())
+    // `copies` > 1 builds a table of that many copies for `table_bits`-bit windows (checked
+    // by the caller: copies·n < 2^31, copies at most the windows).
+    base_t(const gpu_t& gpu, const affine_t* h, size_t n, uint32_t table_bits = 0,
+           uint32_t copies = 1)
+    : gpu(gpu), n(n), table{std::max(copies, 1u), table_bits, n},
+      points(n * table.copies), pippenger(nullptr, n, sizeof(affine_t), gpu.id())
     {
         gpu[0].HtoD(&points[0], h, n, sizeof(affine_t));
+        if (table.copies > 1) {
+            bucket_msm::expand<bucket_t, affine_h, field_t, typename field_t::mem_t>
+                <<<gpu.sm_count() * 4, 256, 0, gpu[0]>>>(&points[0], n, table.copies, table_bits);
+            CUDA_OK(cudaGetLastError());
+        }
         gpu[0].sync();
     }
 
     size_t size() const { return n; }
+    bool tabled() const { return table.copies > 1; }
 
     // `sparse` for scalars in host memory (uploaded first, through pinned staging: the
     // driver's pageable copy runs at a fifth of the speed).
@@ -504,7 +533,10 @@ public:
     RustError dense(point_t& out, const fr_t* s, size_t len,
                     int32_t engine = CUZK_MSM_AUTO, uint32_t window_bits = 0,
                     bucket_msm::times_t* times = nullptr)
-    {   return full(out, &points[0], s, len, engine, &pippenger, window_bits, times);   }
+    {
+        return full(out, &points[0], s, len, engine, &pippenger, tabled() ? &table : nullptr,
+                    window_bits, times);
+    }
 
     // `dense` by one engine with the scalars uploaded from the host once and the MSM run
     // `runs` times from device memory: ms[k] is run k's wall time, `steps` the last bucket
@@ -573,7 +605,7 @@ public:
                 &ts[0], &tp[0], &counter[0], s, &points[0], len);
             CUDA_OK(cudaGetLastError());
             st.sync();
-            RustError e = full(tail, &tp[0], &ts[0], others, CUZK_MSM_AUTO, nullptr);
+            RustError e = full(tail, &tp[0], &ts[0], others, CUZK_MSM_AUTO, nullptr, nullptr);
             if (e.code != cudaSuccess)
                 return e;
         }
@@ -584,8 +616,8 @@ public:
     }
 };
 
-typedef base_t<bucket_t, point_t, affine_t> msm_g1_t;
-typedef base_t<bucket_fp2_t, point_fp2_t, affine_fp2_t> msm_g2_t;
+typedef base_t<bucket_t, point_t, affine_t, fp_t> msm_g1_t;
+typedef base_t<bucket_fp2_t, point_fp2_t, affine_fp2_t, fp2_t> msm_g2_t;
 
 extern "C" {
 
@@ -626,16 +658,23 @@ cuzk_status cuzk_gpu_info(int ordinal, char name[256], int* sm, size_t* free_byt
     });
 }
 
-// A G1 or G2 base of `n` points uploaded once to `ordinal`; freed by cuzk_msm_g*_free.
+// A G1 or G2 base of `n` points uploaded once to `ordinal`, with a table of `copies` copies
+// for `table_bits`-bit windows when copies > 1; freed by cuzk_msm_g*_free.
 #define CUZK_MSM_ENTRY_POINTS(G, msm_type, affine_type, point_type)                       \
 cuzk_status cuzk_msm_##G##_new(int ordinal, const affine_type* points, size_t n,          \
-                               msm_type** out)                                            \
+                               uint32_t table_bits, uint32_t copies, msm_type** out)      \
 {                                                                                         \
     *out = nullptr;                                                                       \
     return guarded([&] {                                                                  \
         if (n == 0) return status_of(CUZK_BAD_ARGUMENT, "empty MSM base");                \
+        if (copies > 1                                                                    \
+            && (table_bits < bucket_msm::geometry_t::MIN_BITS                             \
+                || table_bits > bucket_msm::geometry_t::MAX_BITS                          \
+                || copies > bucket_msm::geometry_t::with(table_bits).wins                 \
+                || (size_t)copies * n >= ((size_t)1 << 31)))                              \
+            return status_of(CUZK_BAD_ARGUMENT, "table does not fit its window or size"); \
         CUZK_GPU(gpu, ordinal);                                                           \
-        *out = new msm_type(*gpu, points, n);                                             \
+        *out = new msm_type(*gpu, points, n, table_bits, copies);                         \
         return ok();                                                                      \
     });                                                                                   \
 }                                                                                         \
@@ -650,9 +689,9 @@ cuzk_status cuzk_msm_##G##_run(msm_type* msm, const scalar_t* scalars, size_t n,
 }                                                                                         \
 void cuzk_msm_##G##_free(msm_type* msm)                                                   \
 {   try { delete msm; } catch (...) {}   }                                                   \
-/* Times Σ s_i·P_i over the first n points by one engine: CUZK_MSM_SPPARK, or          */ \
-/* CUZK_MSM_BUCKETS with `window_bits` (0: by size). See base_t::timed. For benchmarks */ \
-/* and the engines' agreement tests.                                                   */ \
+/* Times Σ s_i·P_i over the first n points by one engine: CUZK_MSM_SPPARK,            */ \
+/* CUZK_MSM_BUCKETS with `window_bits` (0: by size), or CUZK_MSM_TABLE (the base's     */ \
+/* table). See base_t::timed. For benchmarks and the engines' agreement tests.         */ \
 cuzk_status cuzk_msm_##G##_time(msm_type* msm, const scalar_t* scalars, size_t n,         \
                                 int32_t engine, uint32_t window_bits, uint32_t runs,      \
                                 point_type* out, double* ms, bucket_msm::times_t* steps)  \
@@ -660,8 +699,11 @@ cuzk_status cuzk_msm_##G##_time(msm_type* msm, const scalar_t* scalars, size_t n
     return guarded([&] {                                                                  \
         if (n > msm->size())                                                              \
             return status_of(CUZK_BAD_ARGUMENT, "more scalars than points");              \
-        if (engine != CUZK_MSM_SPPARK && engine != CUZK_MSM_BUCKETS)                      \
+        if (engine != CUZK_MSM_SPPARK && engine != CUZK_MSM_BUCKETS                       \
+            && engine != CUZK_MSM_TABLE)                                                  \
             return status_of(CUZK_BAD_ARGUMENT, "unknown MSM engine");                    \
+        if (engine == CUZK_MSM_TABLE && !msm->tabled())                                   \
+            return status_of(CUZK_BAD_ARGUMENT, "the base has no table");                 \
         if (window_bits && (window_bits < bucket_msm::geometry_t::MIN_BITS                \
                             || window_bits > bucket_msm::geometry_t::MAX_BITS))           \
             return status_of(CUZK_BAD_ARGUMENT, "window bits out of range");              \
@@ -699,7 +741,8 @@ CUZK_FIXED_BASE_ENTRY_POINT(g2, bucket_fp2_t, fp2_t, affine_fp2_t)
 // CUZK_MSM_SPPARK or CUZK_MSM_BUCKETS.
 cuzk_status cuzk_msm_prefer(int32_t engine)
 {
-    if (engine != CUZK_MSM_AUTO && engine != CUZK_MSM_SPPARK && engine != CUZK_MSM_BUCKETS)
+    if (engine != CUZK_MSM_AUTO && engine != CUZK_MSM_SPPARK && engine != CUZK_MSM_BUCKETS
+        && engine != CUZK_MSM_TABLE)
         return status_of(CUZK_BAD_ARGUMENT, "unknown MSM engine");
     preferred_msm.store(engine);
     return ok();

@@ -28,6 +28,28 @@ __device__ __forceinline__ uint32_t bits(const fr_t& s, uint32_t off, uint32_t w
 }
 #endif
 
+#ifdef __CUDA_ARCH__
+// Stores `acc` in blst's affine layout when `store`: x = X/ZZ, y = Y/ZZZ from 1/ZZZ alone
+// (ZZ³ = ZZZ²); infinity (ZZZ = 0) gives (0, 0). The inversion works across the warp, so every
+// lane calls this, storing or not.
+template<class field_t, class field_h, class bucket_t>
+__device__ __forceinline__ void store_affine(affine_out<field_h>& out, const bucket_t& acc,
+                                             bool store)
+{
+    static_assert(sizeof(xyzz_coords<field_t>) == sizeof(bucket_t), "xyzz_t's layout");
+    const xyzz_coords<field_t>& c = reinterpret_cast<const xyzz_coords<field_t>&>(acc);
+    field_t y = c.ZZZ.reciprocal();
+    field_t x = y * c.ZZ;
+    x = x^2;
+    x *= c.X;
+    y *= c.Y;
+    if (store) {
+        out.X = x;
+        out.Y = y;
+    }
+}
+#endif
+
 // out[i] = scalars[i]·G for i < n, scalars in Montgomery form. Every lane runs the same
 // number of rounds (a past-the-end lane repeats the last scalar and stores nothing): the
 // inversion at the end works across the warp.
@@ -38,7 +60,6 @@ void multiply(affine_out<field_h>* out, const affine_h* table, uint32_t window,
 {
 #ifdef __CUDA_ARCH__
     typedef typename bucket_t::affine_t affine_t;
-    static_assert(sizeof(xyzz_coords<field_t>) == sizeof(bucket_t), "xyzz_t's layout");
     const uint32_t degree = bucket_t::degree;
     const size_t lanes = (size_t)gridDim.x * blockDim.x / degree;
     const size_t tid = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / degree;
@@ -58,17 +79,7 @@ void multiply(affine_out<field_h>* out, const affine_h* table, uint32_t window,
                 acc.add(p);
             }
         }
-        // x = X/ZZ, y = Y/ZZZ from 1/ZZZ alone (ZZ³ = ZZZ²); infinity (ZZZ = 0) gives (0, 0).
-        const xyzz_coords<field_t>& c = reinterpret_cast<const xyzz_coords<field_t>&>(acc);
-        field_t y = c.ZZZ.reciprocal();
-        field_t x = y * c.ZZ;
-        x = x^2;
-        x *= c.X;
-        y *= c.Y;
-        if (i < n) {
-            out[i].X = x;
-            out[i].Y = y;
-        }
+        store_affine<field_t>(out[i < n ? i : 0], acc, i < n);
     }
 #endif
 }

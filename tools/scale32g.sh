@@ -9,9 +9,12 @@
 #           `random-post`, one WindowPoSt partition; `random-snap`, a 16-partition update), and
 #           with PCE=1 the circuit's PCE (else the daemon's first job extracts it: PoRep 80 s,
 #           WindowPoSt about 5 min).
+#           With WINNING=1 also a 32 GiB WinningPoSt key and request beside it.
 #   run     `cuzk daemon` (GPU backend, defaults; its peak RSS read at the end): one proof alone, then
 #           $COUNT proofs at each of $LEVELS in flight through `cuzk bench` (every proof is
 #           verified by the daemon before it returns; the bench checks each comes back once).
+#           With WINNING=N, then N CRITICAL WinningPoSt proofs one at a time while 4 jobs of
+#           $KIND run 4 in flight (the latency an operator sees under sealing load).
 #   verify  PoRep: upstream `verify_seal` (cuzk-peer) on the saved proofs, against the key's
 #           .vk.
 #
@@ -53,6 +56,10 @@ setup)
   window-post) "$bin/cuzk" random-post --registered-proof 13 --out "$sector/request.bin" ;;
   snap) "$bin/cuzk" random-snap --registered-proof 3 --out "$sector/request.bin" ;;
   esac | tee "$out/random-input.log"
+  if [ "${WINNING:-0}" = 1 ]; then
+    "$bin/cuzk" paramgen winning-post --sector-size 32GiB --out "$params" --seed 33
+    "$bin/cuzk" random-post --registered-proof 3 --out "$sector/winning.bin"
+  fi
   if [ "${PCE:-0}" = 1 ]; then
     /usr/bin/time -v "$bin/cuzk" pce extract "$kind" --sector-size 32GiB \
       --out "$work/pce.tmp" > "$out/pce.log" 2>&1
@@ -86,6 +93,16 @@ run)
   for n in ${LEVELS:-2 4 8}; do
     bench "$n" batch --count "${COUNT:-8}" --concurrency "$n" || true
   done
+  if [ "${WINNING:-0}" -gt 0 ]; then
+    timeout "${LIMIT:-900}" "$bin/cuzk" bench --addr "unix://$sock" "${input[@]}" --quiet \
+      batch --count 4 --concurrency 4 > "$out/bench-under-winning.log" 2>&1 &
+    load=$!
+    sleep "${WINNING_AFTER:-30}"
+    "$bin/cuzk" bench --addr "unix://$sock" --post "$sector/winning.bin" --priority critical \
+      --quiet batch --count "$WINNING" --concurrency 1 | tee "$out/bench-winning.log" || true
+    wait "$load" || true
+    cat "$out/bench-under-winning.log"
+  fi
   # The daemon's peak resident memory (VmHWM) over the whole run.
   grep -E "VmHWM|VmRSS" "/proc/$daemon/status" | tee "$out/daemon-memory.log"
   # A graceful stop lets running partitions finish; past $STOP_WAIT s the daemon is killed.

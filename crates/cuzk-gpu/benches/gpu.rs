@@ -2,10 +2,11 @@
 //! partition over a synthetic SRS, and the throughput of such partitions on one GPU against
 //! every GPU of the host. Prints medians; run by tools/gpu-tests.sh.
 //!
-//! `CUZK_GPU_BENCH` picks sections (comma-separated: ntt, msm, msm-engines, porep2k,
+//! `CUZK_GPU_BENCH` picks sections (comma-separated: ntt, msm, msm-engines, tables, porep2k,
 //! partition32g, multi32g, pce32g; default ntt, msm, porep2k, partition32g) and
 //! `CUZK_GPU_BENCH_MAX_LOG` caps the NTT/MSM sizes (default 26; 27 for msm-engines, which
-//! sets our bucket MSM against sppark's); `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the
+//! sets our bucket MSM against sppark's; 24 for tables, which adds ours over tables of
+//! multiples); `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the
 //! multi-GPU runs in multi32g and pce32g (default 4). pce32g extracts the real 32 GiB PCE
 //! (about a minute, 15 GB of host memory) and proves a synthetic partition's native witness;
 //! `CUZK_GPU_BENCH_HOST=0` leaves out its host-path comparison. wpost32g and winning32g do
@@ -22,7 +23,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use cuzk_gpu::msm::{prefer, Curve, DeviceBase, Engine, G1, G2};
+use cuzk_gpu::msm::{prefer, Curve, DeviceBase, Engine, Table, G1, G2};
 use cuzk_gpu::{domain, Device, GpuBackend};
 use cuzk_groth16::assignment::{Densities, Witness};
 use cuzk_groth16::backend::{Backend, Randomness};
@@ -156,6 +157,90 @@ fn bench_msm_engines(max_log: u32) {
         let mut base = DeviceBase::<G2>::upload(&d, &tile(&g2, n)).unwrap();
         compare_engines(&format!("g2 2^{lg}"), &mut base, &s);
     }
+}
+
+/// sppark's, our plain and our table MSM over one tabulated base, by size (the 32 GiB
+/// WinningPoSt's queries are 0.27-0.52 M points), with the table's build time and memory; and
+/// a partial table at 2^24 (four passes of five windows).
+fn bench_tables(max_log: u32) {
+    let d = Device::open(0).unwrap();
+    let g1 = random_g1(1 << 20, 1);
+    for lg in [10, 14, 16, 18, 19, 20, 22]
+        .into_iter()
+        .filter(|&l| l <= max_log)
+    {
+        let n = 1usize << lg;
+        table_line::<G1>(
+            &d,
+            &format!("g1 2^{lg}"),
+            &tile(&g1, n),
+            Table::for_points(n),
+        );
+    }
+    if max_log >= 24 {
+        let n = 1 << 24;
+        table_line::<G1>(
+            &d,
+            "g1 2^24 partial",
+            &tile(&g1, n),
+            Table::new(20, 4).unwrap(),
+        );
+    }
+    let g2 = random_g2(1 << 18, 2);
+    for lg in [14, 16, 18].into_iter().filter(|&l| l <= max_log) {
+        let n = 1usize << lg;
+        table_line::<G2>(
+            &d,
+            &format!("g2 2^{lg}"),
+            &tile(&g2, n),
+            Table::for_points(n),
+        );
+    }
+}
+
+fn table_line<C: Curve>(d: &Device, label: &str, points: &[C::Affine], table: Table)
+where
+    C::Projective: std::fmt::Debug + PartialEq,
+{
+    let n = points.len();
+    let s = scalars(n, n as u64, false);
+    let t0 = Instant::now();
+    let mut base = DeviceBase::<C>::tabulated(d, points, table).unwrap();
+    let build = t0.elapsed();
+    let sp = base.time(&s, Engine::Sppark, 5).unwrap();
+    let plain = base
+        .time(&s, Engine::Buckets { window_bits: None }, 5)
+        .unwrap();
+    let tab = base.time(&s, Engine::Table, 5).unwrap();
+    assert_eq!(sp.sum, tab.sum, "table disagrees: {label}");
+    assert_eq!(plain.sum, tab.sum, "plain disagrees: {label}");
+    let (a, b, c) = (median_ms(&sp.ms), median_ms(&plain.ms), median_ms(&tab.ms));
+    let st = tab.steps.unwrap();
+    let round = |v: &[f64]| {
+        v.iter()
+            .map(|x| (x * 10.0).round() / 10.0)
+            .collect::<Vec<_>>()
+    };
+    println!(
+        "tables {label}: table c={} x{} copies ({} passes), built in {build:.2?}, {} MiB past \
+         the base; median sppark {a:.2} ms, ours plain {b:.2} ms, ours table {c:.2} ms \
+         ({:.2}x sppark, {:.2}x plain); table sort {:.2} / accumulate {:.2} / reduce {:.2} ms \
+         ({:.2} G additions/s), scratch {} MiB; raw ms sppark {:?} plain {:?} table {:?}",
+        table.window_bits(),
+        table.copies(),
+        st.passes,
+        table.bytes::<C>(n) >> 20,
+        a / c,
+        b / c,
+        st.sort_ms,
+        st.accumulate_ms,
+        st.reduce_ms,
+        (n as f64 * st.windows as f64) / (st.accumulate_ms * 1e6),
+        st.scratch_bytes >> 20,
+        round(&sp.ms),
+        round(&plain.ms),
+        round(&tab.ms),
+    );
 }
 
 fn median_ms(v: &[f64]) -> f64 {
@@ -700,6 +785,7 @@ fn main() {
             "ntt" => bench_ntt(&d, max_log),
             "msm" => bench_msm(&d, max_log),
             "msm-engines" => bench_msm_engines(max_log_set.unwrap_or(27)),
+            "tables" => bench_tables(max_log_set.unwrap_or(24)),
             "porep2k" => bench_porep_2kib(&backend),
             "partition32g" => bench_partition_32gib(&backend),
             "multi32g" => bench_multi_32gib(partitions),

@@ -17,7 +17,7 @@ use cuzk_pce::{Pce, PceBackend};
 use group::Group;
 
 use crate::domain::quotient_msm;
-use crate::msm::{Curve, DeviceBase, G1, G2};
+use crate::msm::{Curve, DeviceBase, Table, G1, G2};
 use crate::pce::{DevicePce, Scalars};
 use crate::{Device, GpuError};
 
@@ -71,9 +71,15 @@ impl GpuBackend {
             *slot = None; // free the old key before uploading the new one
         }
         if slot.is_none() {
-            *slot = Some(ResidentKey::upload(&self.device, pk, id)?);
+            let tables = TablePlan::new(pk.lengths(), self.table_budget());
+            *slot = Some(ResidentKey::upload(&self.device, pk, id, &tables)?);
         }
         Ok(slot.as_mut().unwrap())
+    }
+
+    /// Device memory a key's tables may take: an eighth of the device's.
+    fn table_budget(&self) -> u64 {
+        self.device_memory().unwrap_or(0) / 8
     }
 }
 
@@ -107,9 +113,13 @@ impl Backend for GpuBackend {
     }
 
     /// sppark's layout ([`Footprint::uploaded`]), with [`MSM_BUCKETS`] per query and
-    /// [`MSM_SCRATCH`] per proof.
+    /// [`MSM_SCRATCH`] per proof, plus the key's tables and their MSMs' scratch.
     fn footprint(&self, pk: &ProvingKey) -> Option<Footprint> {
-        Some(Footprint::uploaded(pk, MSM_BUCKETS, MSM_SCRATCH))
+        let mut f = Footprint::uploaded(pk, MSM_BUCKETS, MSM_SCRATCH);
+        let tables = TablePlan::new(pk.lengths(), self.table_budget());
+        f.resident += tables.bytes();
+        f.per_proof += tables.scratch();
+        Some(f)
     }
 
     /// Frees the resident key's and circuit's device memory.
@@ -184,6 +194,69 @@ const MSM_BUCKETS: u64 = 384 << 20;
 /// c are freed, the witness MSMs after a too.
 const MSM_SCRATCH: u64 = 512 << 20;
 
+/// The largest query that gets a [`Table`]: below it an MSM is a few milliseconds of launches
+/// per window (a 32 GiB WinningPoSt's five MSMs, 0.27-0.52 M points, took 20-34 ms each with
+/// sppark's 15-24 windows); above it a table saves only the per-window reductions, and a full
+/// one outgrows device memory (12 copies of a 2^27-point query are 155 GB).
+const TABLE_MAX_POINTS: usize = 1 << 22;
+
+/// Which of a key's queries (h, l, a, b G1, b G2) get a one-pass [`Table`]: those of at most
+/// [`TABLE_MAX_POINTS`], in that order, while their tables fit the budget.
+#[derive(Debug, Clone, PartialEq)]
+struct TablePlan {
+    tables: [Option<Table>; 5],
+    lengths: [usize; 5],
+}
+
+impl TablePlan {
+    fn new(lengths: [usize; 5], budget: u64) -> Self {
+        let mut left = budget;
+        let tables = std::array::from_fn(|q| {
+            let n = lengths[q];
+            if n == 0 || n > TABLE_MAX_POINTS {
+                return None;
+            }
+            let t = Table::for_points(n);
+            let bytes = Self::query_bytes(q, t, n);
+            (bytes <= left).then(|| {
+                left -= bytes;
+                t
+            })
+        });
+        TablePlan { tables, lengths }
+    }
+
+    fn query_bytes(q: usize, t: Table, n: usize) -> u64 {
+        if q == 4 {
+            t.bytes::<G2>(n)
+        } else {
+            t.bytes::<G1>(n)
+        }
+    }
+
+    /// Device memory of the tables, besides the queries' own points.
+    fn bytes(&self) -> u64 {
+        (0..5)
+            .filter_map(|q| self.tables[q].map(|t| Self::query_bytes(q, t, self.lengths[q])))
+            .sum()
+    }
+
+    /// The largest scratch of one table MSM (a proof runs its MSMs one at a time).
+    fn scratch(&self) -> u64 {
+        (0..5)
+            .filter_map(|q| {
+                let (t, n) = (self.tables[q]?, self.lengths[q]);
+                Some(if q == 4 {
+                    t.scratch::<G2>(n)
+                } else {
+                    t.scratch::<G1>(n)
+                })
+            })
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 /// Tells proving keys apart cheaply: δ is fresh randomness of each setup.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct KeyId {
@@ -219,11 +292,16 @@ struct ResidentKey {
 fn upload<C: Curve>(
     device: &Device,
     points: &[C::Affine],
+    table: Option<Table>,
 ) -> Result<Option<DeviceBase<C>>, GpuError> {
     if points.is_empty() {
         return Ok(None);
     }
-    DeviceBase::upload(device, points).map(Some)
+    match table {
+        Some(t) => DeviceBase::tabulated(device, points, t),
+        None => DeviceBase::upload(device, points),
+    }
+    .map(Some)
 }
 
 fn run<C: Curve>(
@@ -248,17 +326,31 @@ fn run_pce<C: Curve>(
 }
 
 impl ResidentKey {
-    fn upload(device: &Device, pk: &ProvingKey, id: KeyId) -> Result<Self, ProverError> {
-        Ok(ResidentKey {
+    fn upload(
+        device: &Device,
+        pk: &ProvingKey,
+        id: KeyId,
+        plan: &TablePlan,
+    ) -> Result<Self, ProverError> {
+        let [h, l, a, b_g1, b_g2] = plan.tables;
+        let start = std::time::Instant::now();
+        let key = ResidentKey {
             id,
-            h: upload::<G1>(device, pk.h()?)?,
-            l: upload::<G1>(device, pk.l()?)?,
-            a: upload::<G1>(device, pk.a()?)?,
-            b_g1: upload::<G1>(device, pk.b_g1()?)?,
-            b_g2: upload::<G2>(device, pk.b_g2()?)?,
+            h: upload::<G1>(device, pk.h()?, h)?,
+            l: upload::<G1>(device, pk.l()?, l)?,
+            a: upload::<G1>(device, pk.a()?, a)?,
+            b_g1: upload::<G1>(device, pk.b_g1()?, b_g1)?,
+            b_g2: upload::<G2>(device, pk.b_g2()?, b_g2)?,
             a_scalars: Vec::new(),
             b_scalars: Vec::new(),
-        })
+        };
+        tracing::debug!(
+            tables = ?plan.tables,
+            table_bytes = plan.bytes(),
+            ms = start.elapsed().as_secs_f64() * 1e3,
+            "key uploaded"
+        );
+        Ok(key)
     }
 
     fn prove(
@@ -321,5 +413,62 @@ impl ResidentKey {
         let b2 = run_pce(&mut self.b_g2, pce, Scalars::B)?;
         clock.lap("B G2");
         Ok(assemble(pk, rs, h + l, a, b1, b2))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn tables_go_to_small_queries_in_order_within_the_budget() {
+        // A 32 GiB WinningPoSt key's lengths: every query gets a table on an H200's budget.
+        let winning = [(1 << 19) - 1, 375_210, 284_196, 272_185, 272_185];
+        let plan = TablePlan::new(winning, 17 * GIB);
+        assert!(plan.tables.iter().all(Option::is_some), "{plan:?}");
+        assert!(
+            plan.bytes() <= 17 * GIB && plan.bytes() > GIB,
+            "{}",
+            plan.bytes()
+        );
+        // Budget for the first two only: the later ones go without, whatever their size.
+        let first_two = TablePlan::new(winning, 17 * GIB).tables[..2]
+            .iter()
+            .zip(&winning)
+            .map(|(t, &n)| t.unwrap().bytes::<G1>(n))
+            .sum::<u64>();
+        let plan = TablePlan::new(winning, first_two);
+        assert_eq!(
+            plan.tables.map(|t| t.is_some()),
+            [true, true, false, false, false]
+        );
+        assert_eq!(plan.bytes(), first_two);
+        // A 32 GiB PoRep key's queries are far past the limit, and empty queries get none.
+        let porep = [
+            (1 << 27) - 1,
+            130_000_000,
+            98_000_000,
+            71_000_000,
+            71_000_000,
+        ];
+        assert_eq!(TablePlan::new(porep, 17 * GIB).bytes(), 0);
+        assert_eq!(TablePlan::new([0; 5], 17 * GIB).scratch(), 0);
+    }
+
+    #[test]
+    fn tables_are_charged_to_the_key_and_each_proof() {
+        let lengths = [(1 << 19) - 1, 375_210, 284_196, 272_185, 272_185];
+        let plan = TablePlan::new(lengths, 17 * GIB);
+        // Each table holds windows − 1 copies past the base, and its MSM sorts one entry per
+        // point and window.
+        let h = Table::for_points(lengths[0]);
+        assert!(plan.scratch() >= 8 * h.copies() as u64 * lengths[0] as u64);
+        let g2 = Table::for_points(lengths[4]);
+        assert_eq!(
+            g2.bytes::<G2>(lengths[4]),
+            (g2.copies() as u64 - 1) * lengths[4] as u64 * 192
+        );
     }
 }

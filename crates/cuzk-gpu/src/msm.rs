@@ -10,9 +10,11 @@
 //!
 //! Two Pippengers take the scalars that go through buckets: sppark's, and ours
 //! (`cuda/bucket_msm.cuh`: counting-sorted digits, equal-length segments per thread, parallel
-//! weighted sums) for G1 from a measured size on. [`prefer`] overrides the choice
-//! process-wide; [`DeviceBase::time`] runs one engine alone, for benchmarks and agreement
-//! tests.
+//! weighted sums) for G1 from a measured size on. A base uploaded with a [`Table`] (its
+//! multiples `2^(c·j)·P` for every window j) always takes ours over the table: one sort,
+//! accumulation and weighted sum for all windows at once, where a small MSM otherwise pays
+//! each per window. [`prefer`] overrides the choice process-wide; [`DeviceBase::time`] runs
+//! one engine alone, for benchmarks and agreement tests.
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
@@ -28,7 +30,11 @@ pub trait Curve: Send + 'static {
     type Affine: Copy + Send + Sync;
     type Projective: group::Group;
     #[doc(hidden)]
-    fn upload(ordinal: usize, points: &[Self::Affine]) -> Result<NonNull<c_void>, GpuError>;
+    fn upload(
+        ordinal: usize,
+        points: &[Self::Affine],
+        table: Option<Table>,
+    ) -> Result<NonNull<c_void>, GpuError>;
     #[doc(hidden)]
     fn run(raw: NonNull<c_void>, ordinal: usize, s: &[Fr]) -> Result<Self::Projective, GpuError>;
     #[doc(hidden)]
@@ -64,11 +70,23 @@ macro_rules! device_curve {
             type Affine = $affine;
             type Projective = $projective;
 
-            fn upload(ordinal: usize, points: &[$affine]) -> Result<NonNull<c_void>, GpuError> {
+            fn upload(
+                ordinal: usize,
+                points: &[$affine],
+                table: Option<Table>,
+            ) -> Result<NonNull<c_void>, GpuError> {
                 let mut raw = std::ptr::null_mut::<c_void>();
+                let (bits, copies) = table.map_or((0, 1), |t| (t.window_bits, t.copies));
                 cuda!(
                     ordinal,
-                    $new(ordinal as i32, points.as_ptr(), points.len(), &mut raw)
+                    $new(
+                        ordinal as i32,
+                        points.as_ptr(),
+                        points.len(),
+                        bits,
+                        copies,
+                        &mut raw
+                    )
                 )?;
                 NonNull::new(raw).ok_or_else(|| GpuError::Argument("no MSM handle".into()))
             }
@@ -125,7 +143,7 @@ macro_rules! device_curve {
                         &mut steps,
                     )
                 )?;
-                let steps = matches!(engine, Engine::Buckets { .. }).then_some(steps);
+                let steps = (engine != Engine::Sppark).then_some(steps);
                 Ok(Timed { sum, ms, steps })
             }
 
@@ -170,6 +188,7 @@ pub struct DeviceBase<C: Curve> {
     raw: NonNull<c_void>,
     ordinal: usize,
     len: usize,
+    table: Option<Table>,
     _curve: PhantomData<C>,
 }
 
@@ -179,19 +198,41 @@ unsafe impl<C: Curve> Send for DeviceBase<C> {}
 impl<C: Curve> DeviceBase<C> {
     /// Uploads `points` to `device`. An empty base is refused (there is nothing to multiply).
     pub fn upload(device: &Device, points: &[C::Affine]) -> Result<Self, GpuError> {
+        Self::with_table(device, points, None)
+    }
+
+    /// Uploads `points` and builds `table`'s other copies from them on the device.
+    pub fn tabulated(
+        device: &Device,
+        points: &[C::Affine],
+        table: Table,
+    ) -> Result<Self, GpuError> {
+        Self::with_table(device, points, Some(table))
+    }
+
+    fn with_table(
+        device: &Device,
+        points: &[C::Affine],
+        table: Option<Table>,
+    ) -> Result<Self, GpuError> {
         if points.is_empty() {
             return Err(GpuError::Argument("empty MSM base".into()));
         }
         Ok(DeviceBase {
-            raw: C::upload(device.ordinal(), points)?,
+            raw: C::upload(device.ordinal(), points, table)?,
             ordinal: device.ordinal(),
             len: points.len(),
+            table,
             _curve: PhantomData,
         })
     }
 
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    pub fn table(&self) -> Option<Table> {
+        self.table
     }
 
     pub fn is_empty(&self) -> bool {
@@ -244,13 +285,16 @@ impl<C: Curve> Drop for DeviceBase<C> {
     }
 }
 
-/// A Pippenger for the scalars that go through buckets (G1).
+/// A Pippenger for the scalars that go through buckets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
     /// sppark's.
     Sppark,
     /// Ours, with windows of `window_bits` bits (8-24), or chosen by size when `None`.
     Buckets { window_bits: Option<u32> },
+    /// Ours over the base's [`Table`] (as [`Engine::Buckets`] where a base has none; timing
+    /// a base without one is refused).
+    Table,
 }
 
 impl Engine {
@@ -258,8 +302,70 @@ impl Engine {
         match self {
             Engine::Sppark => (1, 0),
             Engine::Buckets { window_bits } => (2, window_bits.unwrap_or(0)),
+            Engine::Table => (3, 0),
         }
     }
+}
+
+/// Precomputed multiples of a base for our bucket MSM: `copies` copies, copy j holding
+/// `2^(c·j)·P_i` for c = `window_bits`, so `copies` windows share one pass. Built on the device
+/// at upload (c doublings and one inversion per point and copy) and kept with the base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Table {
+    window_bits: u32,
+    copies: u32,
+}
+
+impl Table {
+    /// Windows our bucket MSM takes with tables (its `geometry_t` bounds).
+    pub const BITS: std::ops::RangeInclusive<u32> = 8..=24;
+
+    /// A table of `copies` (2 up to the windows of `window_bits`-bit digits, which is one pass
+    /// per MSM), or `None` for anything else.
+    pub fn new(window_bits: u32, copies: u32) -> Option<Self> {
+        (Self::BITS.contains(&window_bits) && (2..=windows(window_bits)).contains(&copies))
+            .then_some(Table {
+                window_bits,
+                copies,
+            })
+    }
+
+    /// The one-pass table for `n` points whose window minimises the pass's work: a mixed
+    /// addition per digit (n per window) and about three per bucket for the weighted sum.
+    pub fn for_points(n: usize) -> Self {
+        let cost = |c: u32| n as u64 * windows(c) as u64 + (3 << (c - 1));
+        let c = (*Self::BITS.start()..=20).min_by_key(|&c| cost(c)).unwrap();
+        Table {
+            window_bits: c,
+            copies: windows(c),
+        }
+    }
+
+    pub fn window_bits(&self) -> u32 {
+        self.window_bits
+    }
+
+    pub fn copies(&self) -> u32 {
+        self.copies
+    }
+
+    /// Device memory the copies past the base take for `n` points of `C`.
+    pub fn bytes<C: Curve>(&self, n: usize) -> u64 {
+        (self.copies as u64 - 1) * n as u64 * std::mem::size_of::<C::Affine>() as u64
+    }
+
+    /// Device memory one MSM of `n` scalars over the table allocates: a key and a sorted entry
+    /// per window digit, and the buckets (XYZZ: twice an affine point).
+    pub fn scratch<C: Curve>(&self, n: usize) -> u64 {
+        let per_pass = self.copies.min(windows(self.window_bits)) as u64;
+        let bucket = 2 * std::mem::size_of::<C::Affine>() as u64 + 8;
+        8 * per_pass * n as u64 + (bucket << (self.window_bits - 1))
+    }
+}
+
+/// Signed `c`-bit windows of a 255-bit scalar (`bucket_msm::geometry_t`).
+fn windows(c: u32) -> u32 {
+    256u32.div_ceil(c)
 }
 
 /// Sets the engine of every later MSM in this process (`None`: by size, the default): an
@@ -281,6 +387,8 @@ pub struct BucketSteps {
     pub reduce_ms: f64,
     pub window_bits: u32,
     pub windows: u32,
+    /// Sorts, accumulations and weighted sums: the windows, or fewer over a table.
+    pub passes: u32,
     /// Device memory the call allocated besides the base and the scalars.
     pub scratch_bytes: usize,
 }
@@ -312,4 +420,29 @@ pub fn msm<C: Curve>(
         return Ok(<C::Projective as group::Group>::identity());
     }
     DeviceBase::<C>::upload(device, points)?.msm(scalars)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_fit_the_bucket_msm_geometry() {
+        assert_eq!(Table::new(16, 16).map(|t| t.copies()), Some(16));
+        // More copies than windows, one copy, and windows outside 8-24 are refused.
+        assert_eq!(Table::new(16, 17), None);
+        assert_eq!(Table::new(16, 1), None);
+        assert_eq!(Table::new(7, 2), None);
+        assert_eq!(Table::new(25, 2), None);
+        for lg in 0..=22 {
+            let t = Table::for_points(1 << lg);
+            assert_eq!(t.copies(), windows(t.window_bits()), "one pass at 2^{lg}");
+            assert!(t.copies() as u64 * (1u64 << lg) < 1 << 31);
+        }
+        // The window grows with the points: a bucket's weighted-sum share stays small.
+        assert!(
+            Table::for_points(1 << 10).window_bits() < Table::for_points(1 << 19).window_bits()
+        );
+        assert_eq!(Table::new(20, 13).unwrap().bytes::<G1>(10), 12 * 10 * 96);
+    }
 }

@@ -114,6 +114,8 @@ pub(crate) mod ffi {
             ordinal: i32,
             points: *const G1Affine,
             n: usize,
+            table_bits: u32,
+            copies: u32,
             out: *mut *mut Msm,
         ) -> Status;
         pub(crate) fn cuzk_msm_g1_run(
@@ -170,6 +172,8 @@ pub(crate) mod ffi {
             ordinal: i32,
             points: *const G2Affine,
             n: usize,
+            table_bits: u32,
+            copies: u32,
             out: *mut *mut Msm,
         ) -> Status;
         pub(crate) fn cuzk_msm_g2_run(

@@ -1,7 +1,7 @@
 //! The GPU backend against the CPU reference. Tests marked `#[ignore]` need an NVIDIA GPU and
 //! run on the device machine through `tools/gpu-tests.sh` (see docs/GPU.md).
 
-use cuzk_gpu::msm::{msm, prefer, DeviceBase, Engine, G1, G2};
+use cuzk_gpu::msm::{msm, prefer, DeviceBase, Engine, Table, G1, G2};
 use cuzk_gpu::{domain, Device, GpuBackend, GpuError};
 use cuzk_groth16::backend::{quotient, Backend, CpuBackend, Randomness};
 use cuzk_groth16::conformance::{
@@ -223,6 +223,45 @@ fn quotient_matches_cpu() {
     assert!(domain::quotient(&d, &short, &short[..2], &short).is_err());
 }
 
+/// Random and adversarial scalars: zeros, ones, r − 1, (r − 1)/2 (the top of the signed digit
+/// range), one repeated value, every 8-bit digit equal, and witness-like runs.
+fn adversarial_scalars(n: usize) -> Vec<(&'static str, Vec<Fr>)> {
+    let mut rng = ChaCha20Rng::seed_from_u64(32);
+    // Every 8-bit window digit 1: Σ 2^(8k), k < 31.
+    let ones_digits = (0..31).fold(Fr::ZERO, |s, _| s * Fr::from(256) + Fr::ONE);
+    let half = -Fr::from(2).invert().unwrap();
+    vec![
+        ("random", random_scalars(n, 33)),
+        ("zeros", vec![Fr::ZERO; n]),
+        ("ones", vec![Fr::ONE; n]),
+        ("r - 1", vec![-Fr::ONE; n]),
+        ("(r - 1)/2", vec![half; n]),
+        ("one value", vec![Fr::random(&mut rng); n]),
+        ("equal digits", vec![ones_digits; n]),
+        ("witness-like", witness_like(n, 34)),
+    ]
+}
+
+/// G1 points with points at infinity and a run of one repeated point.
+fn awkward_g1(n: usize) -> Vec<cuzk_groth16::G1Affine> {
+    let mut points = random_g1(n, 31);
+    for i in (0..n).step_by(1001) {
+        points[i] = cuzk_groth16::G1Affine::identity();
+    }
+    let repeated = points[7];
+    points[100..300].fill(repeated);
+    points
+}
+
+/// The same for G2.
+fn awkward_g2(n: usize) -> Vec<cuzk_groth16::G2Affine> {
+    let mut points = random_g2(n, 35);
+    points[17] = cuzk_groth16::G2Affine::identity();
+    let repeated = points[3];
+    points[40..90].fill(repeated);
+    points
+}
+
 /// Our bucket MSM and sppark's against the CPU on random and adversarial scalars, by size and
 /// at forced windows (small windows put thousands of entries in one bucket, so segments end
 /// mid-bucket and carries chain), over bases with repeated points and points at infinity, in
@@ -232,27 +271,9 @@ fn quotient_matches_cpu() {
 fn bucket_msm_matches_sppark_and_cpu() {
     let d = device();
     let n = (1 << 16) + 3;
-    let mut points = random_g1(n, 31);
-    for i in (0..n).step_by(1001) {
-        points[i] = cuzk_groth16::G1Affine::identity();
-    }
-    let repeated = points[7];
-    points[100..300].fill(repeated);
+    let points = awkward_g1(n);
     let mut base = DeviceBase::<G1>::upload(&d, &points).unwrap();
-    let mut rng = ChaCha20Rng::seed_from_u64(32);
-    // Every 8-bit window digit 1: Σ 2^(8k), k < 31.
-    let ones_digits = (0..31).fold(Fr::ZERO, |s, _| s * Fr::from(256) + Fr::ONE);
-    let half = -Fr::from(2).invert().unwrap(); // (r − 1)/2: the top of the sign range
-    let cases = [
-        ("random", random_scalars(n, 33)),
-        ("zeros", vec![Fr::ZERO; n]),
-        ("ones", vec![Fr::ONE; n]),
-        ("r - 1", vec![-Fr::ONE; n]),
-        ("(r - 1)/2", vec![half; n]),
-        ("one value", vec![Fr::random(&mut rng); n]),
-        ("equal digits", vec![ones_digits; n]),
-        ("witness-like", witness_like(n, 34)),
-    ];
+    let cases = adversarial_scalars(n);
     let engines = [
         Engine::Sppark,
         Engine::Buckets { window_bits: None },
@@ -277,10 +298,7 @@ fn bucket_msm_matches_sppark_and_cpu() {
     }
     // G2 (our kernels are instantiated for it too): fewer cases, the same engines.
     let n2 = 5000;
-    let mut p2 = random_g2(n2, 35);
-    p2[17] = cuzk_groth16::G2Affine::identity();
-    let repeated = p2[3];
-    p2[40..90].fill(repeated);
+    let p2 = awkward_g2(n2);
     let mut base2 = DeviceBase::<G2>::upload(&d, &p2).unwrap();
     for (what, s) in &cases {
         let s = &s[..n2];
@@ -290,19 +308,72 @@ fn bucket_msm_matches_sppark_and_cpu() {
             assert_eq!(got.sum.to_affine(), want, "G2 {what}, {engine:?}");
         }
     }
+    let too_wide = Engine::Buckets {
+        window_bits: Some(25),
+    };
     assert!(matches!(
-        base.time(
-            &cases[0].1,
-            Engine::Buckets {
-                window_bits: Some(25)
-            },
-            1
-        ),
+        base.time(&cases[0].1, too_wide, 1),
+        Err(GpuError::Argument(_))
+    ));
+    // A base without a table cannot be timed over one.
+    assert!(matches!(
+        base.time(&cases[0].1, Engine::Table, 1),
         Err(GpuError::Argument(_))
     ));
 }
 
-/// The conformance harness passes with every MSM through either engine.
+/// Our bucket MSM over tables of multiples against the CPU: one-pass tables (8-bit windows:
+/// 32 copies, thousands of entries per bucket; and the size's own choice) and a partial one
+/// whose last pass is short (13-bit windows, 3 copies: 20 windows in 7 passes), G1 and G2,
+/// the same awkward points and scalars, prefixes of the base included; then as the default
+/// engine of a base with a table (the prover's path, witness split included).
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn table_msm_matches_cpu() {
+    let d = device();
+    let n = (1 << 16) + 3;
+    let points = awkward_g1(n);
+    let cases = adversarial_scalars(n);
+    let tables = [
+        Table::new(8, 32).unwrap(),
+        Table::new(13, 3).unwrap(),
+        Table::for_points(n),
+    ];
+    for table in tables {
+        let mut base = DeviceBase::<G1>::tabulated(&d, &points, table).unwrap();
+        assert_eq!(base.table(), Some(table));
+        for (what, s) in &cases {
+            for len in [1, 2, 33, 1000, n] {
+                let want = cpu_msm::blst_g1(&points[..len], &s[..len]).to_affine();
+                let got = base.time(&s[..len], Engine::Table, 1).unwrap();
+                assert_eq!(got.sum.to_affine(), want, "{what}, n = {len}, {table:?}");
+                let steps = got.steps.unwrap();
+                let per_pass = table.copies().min(steps.windows);
+                assert_eq!(steps.passes, steps.windows.div_ceil(per_pass), "{table:?}");
+            }
+            let want = cpu_msm::blst_g1(&points, s).to_affine();
+            assert_eq!(base.msm(s).unwrap().to_affine(), want, "default, {what}");
+        }
+    }
+    let n2 = 5000;
+    let p2 = awkward_g2(n2);
+    for table in [Table::new(13, 3).unwrap(), Table::for_points(n2)] {
+        let mut base2 = DeviceBase::<G2>::tabulated(&d, &p2, table).unwrap();
+        for (what, s) in &cases {
+            let s = &s[..n2];
+            let want = cpu_msm::blst_g2(&p2, s).to_affine();
+            let got = base2.time(s, Engine::Table, 1).unwrap();
+            assert_eq!(got.sum.to_affine(), want, "G2 {what}, {table:?}");
+            assert_eq!(
+                base2.msm(s).unwrap().to_affine(),
+                want,
+                "G2 default, {what}"
+            );
+        }
+    }
+}
+
+/// The conformance harness passes with every MSM through each engine.
 #[test]
 #[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
 fn conforms_with_each_msm_engine() {
@@ -312,7 +383,12 @@ fn conforms_with_each_msm_engine() {
         .map(|(i, s)| RandomCircuit::new(s, 50 + i as u64))
         .collect();
     let backend = GpuBackend::new(0).unwrap();
-    for engine in [Engine::Sppark, Engine::Buckets { window_bits: None }] {
+    let engines = [
+        Engine::Sppark,
+        Engine::Buckets { window_bits: None },
+        Engine::Table,
+    ];
+    for engine in engines {
         prefer(Some(engine)).unwrap();
         let r = check_backend(&backend, &circuits, 2);
         prefer(None).unwrap();
