@@ -67,7 +67,8 @@ setup)
   wait "$key"
   tail -30 "$out/paramgen.log"
   if [ -f "$work/pce.tmp" ]; then
-    id=$(cd "$params" && ls v28-*.params | sed 's/^v28-//; s/\.params$//')
+    # The kind's key, as paramgen named it (WINNING=1 puts a second key beside it).
+    id=$(sed -n 's|.* file=.*/v28-\(.*\)\.params$|\1|p' "$out/paramgen.log" | tail -1)
     mv "$work/pce.tmp" "$params/cuzk-pce-v1-$id.pce"
     grep -E "pce extract|Elapsed|Maximum resident" "$out/pce.log"
   fi

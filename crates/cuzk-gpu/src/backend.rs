@@ -194,11 +194,12 @@ const MSM_BUCKETS: u64 = 384 << 20;
 /// c are freed, the witness MSMs after a too.
 const MSM_SCRATCH: u64 = 512 << 20;
 
-/// The largest query that gets a [`Table`]: below it an MSM is a few milliseconds of launches
-/// per window (a 32 GiB WinningPoSt's five MSMs, 0.27-0.52 M points, took 20-34 ms each with
-/// sppark's 15-24 windows); above it a table saves only the per-window reductions, and a full
-/// one outgrows device memory (12 copies of a 2^27-point query are 155 GB).
-const TABLE_MAX_POINTS: usize = 1 << 22;
+/// The largest query that gets a [`Table`]. Measured on the H200 (PERFORMANCE.md, "Tables of
+/// multiples"): a table MSM is 2.0-3.6x sppark's up to 2^19 points and 1.5x at 2^20, where a
+/// plain MSM is mostly per-window launches, but only 1.28x at 2^22, whose five copies' build
+/// (0.68 s per query) is paid again at every key swap: with a 2 KiB PoRep key's 2^22-point
+/// query tabled, a WinningPoSt between its proofs cost the PoRep load 2 s per swap.
+const TABLE_MAX_POINTS: usize = 1 << 20;
 
 /// Which of a key's queries (h, l, a, b G1, b G2) get a one-pass [`Table`]: those of at most
 /// [`TABLE_MAX_POINTS`], in that order, while their tables fit the budget.
