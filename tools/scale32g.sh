@@ -38,9 +38,11 @@ esac
 case "${1:-}" in
 stage)
   rm -rf "$bin" && mkdir -p "$bin"
-  cp target/release/cuzk target/release/cuzk-peer "$bin/"
-  strip --strip-all "$bin/cuzk" "$bin/cuzk-peer"
-  (cd "$bin" && XZ_OPT=-T2 tar -cJf bin.tar.xz cuzk cuzk-peer && rm cuzk cuzk-peer)
+  # The peer (tools/supraseal-peer.sh builds it) only for `verify`.
+  files=(cuzk)
+  [ -x target/release/cuzk-peer ] && files+=(cuzk-peer)
+  for f in "${files[@]}"; do cp "target/release/$f" "$bin/" && strip --strip-all "$bin/$f"; done
+  (cd "$bin" && XZ_OPT=-T2 tar -cJf bin.tar.xz "${files[@]}" && rm "${files[@]}")
   du -sh "$bin"
   ;;
 setup)

@@ -135,11 +135,13 @@ pub(crate) enum Refusal {
     Memory { limit: u64, needed: u64 },
 }
 
-/// One device's memory as the engine placed work on it. The backend keeps one key resident
-/// and replaces it when a call under another key arrives, so the account does the same.
+/// One device's memory as the engine placed work on it. A device backend keeps several keys
+/// resident and frees the least recently used when a call needs room, so the account does
+/// the same against the device's limit; a host backend (no limit) holds only the last.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ledger {
-    pub resident: Option<(CircuitId, u64)>,
+    /// Circuits whose keys the device holds, least recently used first, with their bytes.
+    pub resident: Vec<(CircuitId, u64)>,
     /// Working memory of the call in progress.
     pub working: u64,
     /// The most ever in use.
@@ -148,18 +150,28 @@ pub struct Ledger {
 
 impl Ledger {
     pub fn used(&self) -> u64 {
-        self.resident.as_ref().map_or(0, |r| r.1) + self.working
+        self.resident.iter().map(|r| r.1).sum::<u64>() + self.working
     }
 
-    pub fn resident_circuit(&self) -> Option<&CircuitId> {
-        self.resident.as_ref().map(|r| &r.0)
+    pub fn holds(&self, circuit: &CircuitId) -> bool {
+        self.resident.iter().any(|r| &r.0 == circuit)
     }
 
-    /// A call of `batch` proofs of `circuit` starts.
-    pub fn start(&mut self, circuit: &CircuitId, f: Option<Footprint>, batch: usize) {
+    /// A call of `batch` proofs of `circuit` starts on a device of `limit` bytes.
+    pub fn start(
+        &mut self,
+        circuit: &CircuitId,
+        f: Option<Footprint>,
+        batch: usize,
+        limit: Option<u64>,
+    ) {
         let f = f.unwrap_or_default();
-        self.resident = Some((circuit.clone(), f.resident));
+        self.resident.retain(|r| &r.0 != circuit);
+        self.resident.push((circuit.clone(), f.resident));
         self.working = f.per_proof * batch as u64;
+        while self.resident.len() > 1 && limit.map_or(true, |l| self.used() > l) {
+            self.resident.remove(0);
+        }
         self.peak = self.peak.max(self.used());
     }
 
@@ -180,7 +192,7 @@ pub struct Candidate<'a> {
 /// The queued partition a device takes: the first eligible one of the most urgent priority
 /// present, but the first of that priority whose key the device already holds if there is one.
 /// `None` exactly when nothing is eligible, so no device idles while work it can do waits.
-pub fn pick(queue: &[Candidate<'_>], resident: Option<&CircuitId>) -> Option<usize> {
+pub fn pick(queue: &[Candidate<'_>], held: &Ledger) -> Option<usize> {
     let urgent = queue
         .iter()
         .filter(|c| c.eligible)
@@ -192,7 +204,7 @@ pub fn pick(queue: &[Candidate<'_>], resident: Option<&CircuitId>) -> Option<usi
         .filter(|(_, c)| c.eligible && c.priority == urgent);
     let first = of_urgent.clone().next().map(|(i, _)| i);
     of_urgent
-        .find(|(_, c)| Some(c.circuit) == resident)
+        .find(|(_, c)| held.holds(c.circuit))
         .map(|(i, _)| i)
         .or(first)
 }
@@ -210,7 +222,7 @@ mod tests {
         #[test]
         fn pick_takes_eligible_urgent_work_and_prefers_the_resident_key(
             queue in prop::collection::vec((0u8..3, 0usize..4, any::<bool>()), 0..12),
-            resident in prop::option::of(0u8..3),
+            resident in prop::collection::btree_set(0u8..3, 0..3),
         ) {
             let circuits: Vec<CircuitId> = (0..3).map(circuit).collect();
             let cands: Vec<Candidate<'_>> = queue
@@ -221,8 +233,11 @@ mod tests {
                     eligible,
                 })
                 .collect();
-            let resident = resident.map(|r| &circuits[r as usize]);
-            let got = pick(&cands, resident);
+            let held = Ledger {
+                resident: resident.iter().map(|&r| (circuits[r as usize].clone(), 1)).collect(),
+                ..Ledger::default()
+            };
+            let got = pick(&cands, &held);
             prop_assert_eq!(got.is_some(), cands.iter().any(|c| c.eligible));
             if let Some(i) = got {
                 let c = cands[i];
@@ -230,10 +245,10 @@ mod tests {
                 let urgent = cands.iter().filter(|c| c.eligible).map(|c| c.priority).max();
                 prop_assert_eq!(Some(c.priority), urgent);
                 let same = |d: &Candidate<'_>| d.eligible && d.priority == c.priority;
-                let resident_exists = cands.iter().any(|d| same(d) && Some(d.circuit) == resident);
+                let resident_exists = cands.iter().any(|d| same(d) && held.holds(d.circuit));
                 if resident_exists {
-                    prop_assert_eq!(Some(c.circuit), resident);
-                    prop_assert!(!cands[..i].iter().any(|d| same(d) && Some(d.circuit) == resident));
+                    prop_assert!(held.holds(c.circuit));
+                    prop_assert!(!cands[..i].iter().any(|d| same(d) && held.holds(d.circuit)));
                 } else {
                     prop_assert!(!cands[..i].iter().any(same));
                 }
@@ -242,24 +257,36 @@ mod tests {
     }
 
     #[test]
-    fn the_ledger_replaces_the_resident_key_and_keeps_its_peak() {
-        let mut l = Ledger::default();
-        let f = Footprint {
-            resident: 100,
-            per_proof: 10,
+    fn the_ledger_keeps_keys_that_fit_and_drops_the_least_recently_used() {
+        let f = |resident, per_proof| {
+            Some(Footprint {
+                resident,
+                per_proof,
+            })
         };
-        l.start(&circuit(0), Some(f), 2);
+        let names = |l: &Ledger| l.resident.iter().map(|r| r.0.clone()).collect::<Vec<_>>();
+        // A host backend holds only the last key.
+        let mut l = Ledger::default();
+        l.start(&circuit(0), f(100, 10), 2, None);
         assert_eq!(l.used(), 120);
         l.end();
-        l.start(
-            &circuit(1),
-            Some(Footprint {
-                resident: 50,
-                per_proof: 5,
-            }),
-            1,
-        );
-        assert_eq!((l.used(), l.peak), (55, 120));
-        assert_eq!(l.resident_circuit(), Some(&circuit(1)));
+        l.start(&circuit(1), f(50, 5), 1, None);
+        assert_eq!((l.used(), l.peak, names(&l)), (55, 120, vec![circuit(1)]));
+        // A device keeps both while they fit, the one used again last.
+        let mut l = Ledger::default();
+        l.start(&circuit(0), f(100, 10), 2, Some(200));
+        l.end();
+        l.start(&circuit(1), f(50, 5), 1, Some(200));
+        l.end();
+        l.start(&circuit(0), f(100, 10), 1, Some(200));
+        assert_eq!((l.used(), names(&l)), (160, vec![circuit(1), circuit(0)]));
+        l.end();
+        // A third that does not fit beside them frees the least recently used first.
+        l.start(&circuit(2), f(40, 20), 1, Some(200));
+        assert_eq!((l.used(), names(&l)), (160, vec![circuit(0), circuit(2)]));
+        l.end();
+        l.start(&circuit(1), f(150, 50), 1, Some(200));
+        assert_eq!((l.used(), l.peak, names(&l)), (200, 200, vec![circuit(1)]));
+        assert!(l.holds(&circuit(1)) && !l.holds(&circuit(0)));
     }
 }

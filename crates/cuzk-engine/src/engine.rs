@@ -148,8 +148,8 @@ pub struct BackendStatus {
     /// The device's label.
     pub device: String,
     pub current_job: Option<JobId>,
-    /// The circuit whose key the device holds.
-    pub resident: Option<CircuitId>,
+    /// The circuits whose keys the device holds, least recently used first.
+    pub resident: Vec<CircuitId>,
     /// Device memory in use as placed by the engine, its peak and the device's limit (`None`
     /// for a backend working in host memory).
     pub memory_used_bytes: u64,
@@ -504,7 +504,7 @@ impl Engine {
                     memory_used_bytes: l.used(),
                     memory_peak_bytes: l.peak,
                     memory_limit_bytes: d.backend.device_memory(),
-                    resident: l.resident.map(|r| r.0),
+                    resident: l.resident.into_iter().map(|r| r.0).collect(),
                 })
                 .collect(),
             resident: st.residency.status(),
@@ -798,6 +798,9 @@ impl Shared {
                 st.jobs.insert(job, JobEntry::new(&rec, Some(plan)));
                 st.scheduler.push(job, rec.priority, 0..partitions);
                 drop(st);
+                if rec.priority == Priority::Critical {
+                    self.ready.expedite(partitions);
+                }
                 Counters::add(&self.counters.submitted, 1);
                 self.cv.notify_all();
                 Ok(job)

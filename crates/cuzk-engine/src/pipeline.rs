@@ -177,7 +177,8 @@ impl Assignment {
 /// being made than there are idle devices plus `lookahead` per device. With `lookahead` 1 the
 /// CPU makes partition N+1 for every device while it proves N; with 0 it starts only when a
 /// device is idle, for a backend that needs every core itself (the CPU backend), where
-/// overlapping would only slow both sides.
+/// overlapping would only slow both sides. Critical partitions are not held to that limit
+/// ([`ReadyQueue::expedite`]).
 pub(crate) struct ReadyQueue {
     inner: Mutex<Queue>,
     cv: Condvar,
@@ -190,6 +191,9 @@ struct Queue {
     items: VecDeque<Box<Ready>>,
     /// Claims held by CPU workers.
     producing: usize,
+    /// Critical partitions submitted and not yet admitted: each may take a claim past the
+    /// look-ahead, so that it is made now and not after the queued partitions ahead of it.
+    express: usize,
     /// Backend workers waiting for items.
     idle: usize,
     /// No new claims (shutdown).
@@ -200,13 +204,28 @@ struct Queue {
     ledgers: Vec<Ledger>,
 }
 
-/// A CPU worker's right to make one partition; given back on drop unless pushed.
-pub(crate) struct Claim<'a>(&'a ReadyQueue);
+/// A CPU worker's right to make one partition; given back on drop unless pushed. `express`
+/// when it was granted past the look-ahead for a critical partition.
+pub(crate) struct Claim<'a> {
+    queue: &'a ReadyQueue,
+    express: bool,
+}
 
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
-        self.0.lock().producing -= 1;
-        self.0.cv.notify_all();
+        self.queue.lock().producing -= 1;
+        self.queue.cv.notify_all();
+    }
+}
+
+impl Claim<'_> {
+    /// The claim was used for a partition of `priority`: a critical one admitted under an
+    /// ordinary claim no longer needs its express claim.
+    pub fn admitted(&self, priority: Priority) {
+        if priority == Priority::Critical && !self.express {
+            let mut q = self.queue.lock();
+            q.express = q.express.saturating_sub(1);
+        }
     }
 }
 
@@ -226,17 +245,34 @@ impl ReadyQueue {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits until the backends want another partition; `None` once claims stop.
+    /// Waits until the backends want another partition, or a critical one waits; `None` once
+    /// claims stop.
     fn claim(&self) -> Option<Claim<'_>> {
         let mut q = self.lock();
-        while !q.no_claims && q.items.len() + q.producing >= q.idle + self.ahead {
+        let full = |q: &Queue| q.items.len() + q.producing >= q.idle + self.ahead;
+        while !q.no_claims && full(&q) && q.express == 0 {
             q = self.cv.wait(q).unwrap_or_else(|p| p.into_inner());
         }
         if q.no_claims {
             return None;
         }
+        let express = full(&q);
+        if express {
+            q.express -= 1;
+        }
         q.producing += 1;
-        Some(Claim(self))
+        Some(Claim {
+            queue: self,
+            express,
+        })
+    }
+
+    /// `partitions` critical partitions were queued: each may be made at once, past the
+    /// look-ahead (a WinningPoSt then waits only for the partition on the device, not also for
+    /// the ones made ahead of it).
+    pub fn expedite(&self, partitions: usize) {
+        self.lock().express += partitions;
+        self.cv.notify_all();
     }
 
     /// Queues a partition made under `claim`; gives it back if the queue is closed.
@@ -273,7 +309,7 @@ impl ReadyQueue {
                             .is_none(),
                     })
                     .collect();
-                pick(&cands, q.ledgers[index].resident_circuit())
+                pick(&cands, &q.ledgers[index])
             };
             match picked {
                 Some(at) => break Some(at),
@@ -294,7 +330,8 @@ impl ReadyQueue {
             }
         }
         let footprint = slot.footprint(&batch[0].key, batch[0].assignment.pce());
-        q.ledgers[index].start(&batch[0].work.lease.circuit, footprint, batch.len());
+        let limit = slot.backend.device_memory();
+        q.ledgers[index].start(&batch[0].work.lease.circuit, footprint, batch.len(), limit);
         drop(q);
         self.cv.notify_all();
         Some(batch)
@@ -305,14 +342,14 @@ impl ReadyQueue {
         self.lock().ledgers[index].end();
     }
 
-    /// Devices whose resident circuit is `circuit` no longer hold it (the engine evicted it):
-    /// their ledgers forget it, and the caller releases those backends.
+    /// Devices that hold `circuit` no longer hold anything (the engine evicted it, and a
+    /// backend's release frees every key it holds): the caller releases those backends.
     pub fn forget(&self, circuit: &CircuitId) -> Vec<usize> {
         let mut q = self.lock();
         let mut held = Vec::new();
         for (i, l) in q.ledgers.iter_mut().enumerate() {
-            if l.resident_circuit() == Some(circuit) {
-                l.resident = None;
+            if l.holds(circuit) {
+                l.resident.clear();
                 held.push(i);
             }
         }
@@ -354,6 +391,7 @@ pub(crate) fn cpu_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Finish>
         let Some(mut work) = shared.admit() else {
             return;
         };
+        claim.admitted(work.priority);
         if work.first {
             shared.mark_running(work.job);
         }

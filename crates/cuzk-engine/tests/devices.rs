@@ -169,9 +169,9 @@ proptest! {
             prop_assert_eq!(b.memory_limit_bytes, Some(*limit));
             prop_assert!(b.memory_peak_bytes <= *limit, "{:?}", b);
             prop_assert!(sim.largest_call() <= *limit);
-            prop_assert_eq!(b.memory_used_bytes, b.resident.as_ref().map_or(0, |c| {
+            prop_assert_eq!(b.memory_used_bytes, b.resident.iter().map(|c| {
                 footprint(dir.path(), &c.0).resident
-            }));
+            }).sum::<u64>());
         }
         engine.shutdown();
     }

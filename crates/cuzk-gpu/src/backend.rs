@@ -1,8 +1,8 @@
 //! [`GpuBackend`]: the [`Backend`] whose NTTs and MSMs run on one GPU.
 //!
-//! The proving key's five queries are uploaded once and stay resident until a proof under a
-//! different key arrives (or the backend is dropped); per proof only the witness crosses the
-//! bus. The proof is assembled exactly as [`CpuBackend`](cuzk_groth16::backend::CpuBackend)
+//! A proving key's five queries (and a circuit's PCE) are uploaded once and stay resident,
+//! beside other keys and circuits, until a call needs their room ([`crate::resident`]) or the
+//! backend is released; per proof only the witness crosses the bus. The proof is assembled exactly as [`CpuBackend`](cuzk_groth16::backend::CpuBackend)
 //! does, so the bytes are identical for the same witness and randomness.
 
 use std::sync::{Arc, Mutex, Weak};
@@ -19,6 +19,7 @@ use group::Group;
 use crate::domain::quotient_msm;
 use crate::msm::{Curve, DeviceBase, Table, G1, G2};
 use crate::pce::{DevicePce, Scalars};
+use crate::resident::{make_room, Lru};
 use crate::{Device, GpuError};
 
 /// Proves on one GPU. Calls are serialised per backend; make one per GPU to use several.
@@ -31,11 +32,13 @@ pub struct GpuBackend {
 /// What stays in device memory between calls.
 #[derive(Debug, Default)]
 struct Resident {
-    key: Option<ResidentKey>,
-    /// The circuit of the last `prove_assigned` call. The `Weak` keeps the `Arc`'s address
-    /// from being reused, so pointer identity names the circuit, without keeping the host
-    /// matrices alive after the engine drops them.
-    pce: Option<(Weak<Pce>, DevicePce)>,
+    /// Calls so far: the stamp of the current one.
+    calls: u64,
+    keys: Lru<ResidentKey>,
+    /// Circuits of `prove_assigned` calls. The `Weak` keeps the `Arc`'s address from being
+    /// reused, so pointer identity names the circuit, without keeping the host matrices alive
+    /// after the engine drops them.
+    circuits: Lru<(Weak<Pce>, DevicePce)>,
 }
 
 impl GpuBackend {
@@ -51,30 +54,82 @@ impl GpuBackend {
         &self.device
     }
 
+    /// How many proving keys and circuits are resident on the device.
+    pub fn resident(&self) -> (usize, usize) {
+        let r = self.lock();
+        (r.keys.len(), r.circuits.len())
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Resident> {
         self.resident.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Uploads `pk`'s queries now rather than at the first proof.
     pub fn preload(&self, pk: &ProvingKey) -> Result<(), ProverError> {
-        self.resident_for(&mut self.lock().key, pk)?;
+        self.hold(&mut self.lock(), pk, None)?;
         Ok(())
     }
 
-    fn resident_for<'a>(
+    /// Makes `pk`'s queries (and `pce`'s matrices) resident for one call, first freeing the
+    /// least recently used other keys and circuits while the uploads and the call's scratch
+    /// would not fit beside them.
+    fn hold<'a>(
         &self,
-        slot: &'a mut Option<ResidentKey>,
+        r: &'a mut Resident,
         pk: &ProvingKey,
-    ) -> Result<&'a mut ResidentKey, ProverError> {
+        pce: Option<&Arc<Pce>>,
+    ) -> Result<(&'a mut ResidentKey, Option<&'a mut DevicePce>), ProverError> {
+        r.calls += 1;
+        let Resident {
+            calls: now,
+            keys,
+            circuits,
+        } = r;
+        let now = *now;
         let id = KeyId::of(pk);
-        if slot.as_ref().is_some_and(|r| r.id != id) {
-            *slot = None; // free the old key before uploading the new one
+        let is_key = |k: &ResidentKey| k.id == id;
+        let circuit = pce.map(Arc::downgrade);
+        let is_circuit =
+            |(w, _): &(Weak<Pce>, DevicePce)| circuit.as_ref().is_some_and(|c| c.ptr_eq(w));
+        // A circuit the engine has dropped can never be asked for again.
+        circuits.retain(|(w, _)| w.strong_count() > 0);
+        let mut need = self.footprint(pk).map_or(0, |f| {
+            f.per_proof
+                + if keys.touch(now, is_key) {
+                    0
+                } else {
+                    f.resident
+                }
+        });
+        if let Some(pce) = pce.filter(|_| !circuits.touch(now, is_circuit)) {
+            need += DevicePce::device_bytes(pce);
         }
-        if slot.is_none() {
+        let freed = make_room(keys, circuits, now, need, || {
+            self.device.free_memory().map(|b| b as u64)
+        })?;
+        if freed > 0 {
+            tracing::debug!(freed, need, "least recently used keys and circuits freed");
+        }
+        // Host scratch is kept only for the key in use (5.2 GB at 32 GiB PoRep).
+        keys.idle_mut(now).for_each(ResidentKey::drop_scratch);
+        let pce = match pce {
+            Some(pce) => Some(
+                &mut circuits
+                    .get_or_try_insert(now, is_circuit, || {
+                        Ok::<_, GpuError>((
+                            Arc::downgrade(pce),
+                            DevicePce::upload(&self.device, pce)?,
+                        ))
+                    })?
+                    .1,
+            ),
+            None => None,
+        };
+        let key = keys.get_or_try_insert(now, is_key, || {
             let tables = TablePlan::new(pk.lengths(), self.table_budget());
-            *slot = Some(ResidentKey::upload(&self.device, pk, id, &tables)?);
-        }
-        Ok(slot.as_mut().unwrap())
+            ResidentKey::upload(&self.device, pk, id.clone(), &tables)
+        })?;
+        Ok((key, pce))
     }
 
     /// Device memory a key's tables may take: an eighth of the device's.
@@ -99,7 +154,7 @@ impl Backend for GpuBackend {
             check_shape(pk, w)?;
         }
         let mut resident = self.lock();
-        let key = self.resident_for(&mut resident.key, pk)?;
+        let (key, _) = self.hold(&mut resident, pk, None)?;
         witnesses
             .iter()
             .zip(randomness)
@@ -122,7 +177,7 @@ impl Backend for GpuBackend {
         Some(f)
     }
 
-    /// Frees the resident key's and circuit's device memory.
+    /// Frees every resident key's and circuit's device memory.
     fn release(&self) {
         *self.lock() = Resident::default();
     }
@@ -146,16 +201,8 @@ impl PceBackend for GpuBackend {
         let rows = pce.num_constraints() + pce.num_inputs;
         check_columns(pk, rows, input.len(), aux.len(), &pce.density)?;
         let mut resident = self.lock();
-        let Resident { key, pce: slot } = &mut *resident;
-        let id = Arc::downgrade(pce);
-        if slot.as_ref().is_some_and(|(p, _)| !p.ptr_eq(&id)) {
-            *slot = None; // free the old circuit before uploading the new one
-        }
-        if slot.is_none() {
-            *slot = Some((id, DevicePce::upload(&self.device, pce)?));
-        }
-        let device_pce = &mut slot.as_mut().unwrap().1;
-        let key = self.resident_for(key, pk)?;
+        let (key, device_pce) = self.hold(&mut resident, pk, Some(pce))?;
+        let device_pce = device_pce.ok_or_else(|| GpuError::Argument("no circuit held".into()))?;
         key.prove_assigned(pk, device_pce, input, aux, rs)
     }
 
@@ -285,7 +332,8 @@ struct ResidentKey {
     b_g2: Option<DeviceBase<G2>>,
     /// The A and B scalar vectors of the last proof, refilled by the next: a 32 GiB proof
     /// gathers 5.2 GB, and faulting in and unmapping that much per proof cost more than the
-    /// gathers themselves (and slowed the other GPUs' proofs). Freed with the key.
+    /// gathers themselves (and slowed the other GPUs' proofs). Freed with the key, or when a
+    /// call under another key comes.
     a_scalars: Vec<Fr>,
     b_scalars: Vec<Fr>,
 }
@@ -327,6 +375,11 @@ fn run_pce<C: Curve>(
 }
 
 impl ResidentKey {
+    fn drop_scratch(&mut self) {
+        self.a_scalars = Vec::new();
+        self.b_scalars = Vec::new();
+    }
+
     fn upload(
         device: &Device,
         pk: &ProvingKey,

@@ -11,6 +11,7 @@ pub mod domain;
 mod error;
 pub mod msm;
 pub mod pce;
+mod resident;
 pub mod setup;
 mod sys;
 

@@ -85,3 +85,56 @@ fn device_pce_proves_the_2kib_porep_circuit() {
         check(&pce, &pk, &part.witness, 10 + i as u64);
     }
 }
+
+/// Two keys and their circuits, proved alternately, stay resident side by side (a WinningPoSt
+/// between PoRep partitions must not evict the PoRep key), the proofs stay the CPU's, a
+/// circuit the caller drops is freed at the next call, and releasing gives the memory back.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn alternating_keys_and_circuits_stay_resident() {
+    let jobs: Vec<_> = [Shape::random(31, 3000), Shape::random(32, 5000)]
+        .into_iter()
+        .enumerate()
+        .map(|(i, shape)| {
+            let circuit = RandomCircuit::new(shape, 900 + i as u64);
+            let pce = Arc::new(Pce::extract(circuit.clone()).unwrap());
+            let mut rng = ChaCha20Rng::seed_from_u64(i as u64);
+            let pk = generator::generate(circuit.clone(), &mut rng).unwrap();
+            let w = pce.witness(circuit).unwrap();
+            let rs = Randomness::random(&mut rng);
+            let want = CpuBackend
+                .prove(&pk, std::slice::from_ref(&w), &[rs])
+                .unwrap();
+            (pk, pce, w, rs, want)
+        })
+        .collect();
+    // A warm-up proof creates the context-lifetime state (streams, NTT twiddle tables).
+    let (pk, pce, w, rs, _) = &jobs[0];
+    let warm = GpuBackend::new(0).unwrap();
+    warm.prove_assigned(pk, pce, &w.input, &w.aux, rs).unwrap();
+    drop(warm);
+    let d = Device::open(0).unwrap();
+    let start = d.free_memory().unwrap();
+
+    let gpu = GpuBackend::new(0).unwrap();
+    for round in 0..3 {
+        for (pk, pce, w, rs, want) in &jobs {
+            let got = gpu.prove_assigned(pk, pce, &w.input, &w.aux, rs).unwrap();
+            assert_eq!(got, want[0], "round {round}");
+            assert_eq!(
+                &gpu.prove(pk, std::slice::from_ref(w), &[*rs]).unwrap(),
+                want
+            );
+        }
+        assert_eq!(gpu.resident(), (2, 2), "round {round}");
+    }
+    let (pk, pce, w, rs, want) = jobs.into_iter().next().unwrap();
+    let got = gpu
+        .prove_assigned(&pk, &pce, &w.input, &w.aux, &rs)
+        .unwrap();
+    assert_eq!(got, want[0]);
+    assert_eq!(gpu.resident(), (2, 1), "the dropped circuit is freed");
+    gpu.release();
+    assert_eq!(gpu.resident(), (0, 0));
+    assert_eq!(d.free_memory().unwrap(), start);
+}
