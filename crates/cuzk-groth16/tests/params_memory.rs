@@ -2,8 +2,8 @@
 //! block's file pages are released. (A 32 GiB key read this way counted its 47 GB twice in the
 //! daemon's peak RSS.) Its own test binary, so no other test's mappings move the figure.
 
-use cuzk_groth16::conformance::{random_g1, random_g2, tile};
-use cuzk_groth16::params::{ProvingKey, Validation, VerifyingKey};
+use cuzk_groth16::conformance::tiled_key;
+use cuzk_groth16::params::{ProvingKey, Validation};
 
 /// This process's resident file-backed memory, in bytes.
 fn rss_file() -> u64 {
@@ -16,25 +16,8 @@ fn rss_file() -> u64 {
 #[cfg(target_os = "linux")]
 #[test]
 fn decoded_sections_release_their_file_pages() {
-    let (g1, g2) = (random_g1(256, 1), random_g2(256, 2));
     let n = 1 << 18;
-    let vk = VerifyingKey {
-        alpha_g1: g1[0],
-        beta_g1: g1[1],
-        beta_g2: g2[0],
-        gamma_g2: g2[1],
-        delta_g1: g1[2],
-        delta_g2: g2[2],
-        ic: tile(&g1, 3),
-    };
-    let key = ProvingKey::from_points(
-        vk,
-        tile(&g1, n - 1),
-        tile(&g1, n),
-        tile(&g1, n),
-        tile(&g1, n),
-        tile(&g2, n),
-    );
+    let key = tiled_key(3, n, n, n, n);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("key.params");
     key.write(&path).unwrap();
