@@ -616,6 +616,10 @@ impl Engine {
             return Err(EngineError::InUse(circuit.clone()));
         }
         let was_loaded = e.hot.is_some();
+        let key = e
+            .warm
+            .clone()
+            .or_else(|| e.hot.as_ref().map(|h| h.key.clone()));
         let mut out = Evicted::default();
         st.residency.demote(circuit, Tier::Cold, &mut out);
         st.budget.release(out.freed);
@@ -624,8 +628,10 @@ impl Engine {
         s.cv.notify_all();
         s.release(Box::new(out));
         // The devices that held it free their copies too (a 32 GiB key and PCE: 57 GB).
-        for i in s.ready.forget(circuit) {
-            s.devices[i].backend.release();
+        if let Some(key) = key {
+            for i in s.ready.forget(circuit) {
+                s.devices[i].backend.release(&key);
+            }
         }
         Ok(EvictReport {
             was_loaded,

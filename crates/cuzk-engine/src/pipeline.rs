@@ -342,14 +342,14 @@ impl ReadyQueue {
         self.lock().ledgers[index].end();
     }
 
-    /// Devices that hold `circuit` no longer hold anything (the engine evicted it, and a
-    /// backend's release frees every key it holds): the caller releases those backends.
+    /// Devices that hold `circuit` no longer hold it (the engine evicted it): their ledgers
+    /// forget it, and the caller releases it on those backends.
     pub fn forget(&self, circuit: &CircuitId) -> Vec<usize> {
         let mut q = self.lock();
         let mut held = Vec::new();
         for (i, l) in q.ledgers.iter_mut().enumerate() {
             if l.holds(circuit) {
-                l.resident.clear();
+                l.resident.retain(|r| &r.0 != circuit);
                 held.push(i);
             }
         }

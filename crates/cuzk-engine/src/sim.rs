@@ -152,7 +152,7 @@ impl Backend for SimBackend {
         })
     }
 
-    fn release(&self) {
+    fn release(&self, _pk: &ProvingKey) {
         self.releases.fetch_add(1, Ordering::SeqCst);
     }
 }

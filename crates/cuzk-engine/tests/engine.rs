@@ -178,7 +178,13 @@ fn critical_work_overtakes_queued_partitions() {
     let low = submit(&engine, "l", Priority::Low, SMALL, 1);
     wait_running(&engine, normal, 0);
     let critical = submit(&engine, "c", Priority::Critical, SMALL, 1);
-    assert_eq!(engine.job(low).unwrap().queue_position, 2);
+    // Ahead of everything queued: first in the queue, or already taken by a CPU worker (it
+    // need not wait for the look-ahead).
+    let c = engine.job(critical).unwrap();
+    assert!(
+        c.state != JobState::Queued || c.queue_position == 0,
+        "{c:?}"
+    );
     proof_of(engine.await_job(critical, Wait::Forever).unwrap());
     // Critical needed one partition; normal had eight, low waits behind normal.
     assert!(matches!(

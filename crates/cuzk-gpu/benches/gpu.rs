@@ -351,7 +351,7 @@ fn bench_porep_2kib(backend: &GpuBackend) {
         "porep 2KiB: GPU prove_assigned (a, b, c on the device) of {} partitions: median {t:.2?}",
         w.len()
     );
-    backend.release();
+    backend.release(&pk);
     let t = median(
         || {
             drop(
@@ -412,7 +412,7 @@ fn bench_partition_32gib(backend: &GpuBackend) {
     );
     let t = median(|| drop(backend.prove(&pk, &w, &rs).unwrap()), 3);
     println!("partition 32GiB (synthetic SRS): GPU prove, witness on host: median {t:.2?}");
-    backend.release();
+    backend.release(&pk);
 }
 
 /// The real 32 GiB PoRep circuit (its PCE, extracted here) with a synthetic partition's native

@@ -177,9 +177,12 @@ impl Backend for GpuBackend {
         Some(f)
     }
 
-    /// Frees every resident key's and circuit's device memory.
-    fn release(&self) {
-        *self.lock() = Resident::default();
+    /// Frees `pk`'s device copy, and the circuits whose `Arc` is gone; other keys stay.
+    fn release(&self, pk: &ProvingKey) {
+        let id = KeyId::of(pk);
+        let mut r = self.lock();
+        r.keys.retain(|k| k.id != id);
+        r.circuits.retain(|(w, _)| w.strong_count() > 0);
     }
 }
 

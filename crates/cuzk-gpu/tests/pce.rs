@@ -88,7 +88,8 @@ fn device_pce_proves_the_2kib_porep_circuit() {
 
 /// Two keys and their circuits, proved alternately, stay resident side by side (a WinningPoSt
 /// between PoRep partitions must not evict the PoRep key), the proofs stay the CPU's, a
-/// circuit the caller drops is freed at the next call, and releasing gives the memory back.
+/// circuit the caller drops is freed at the next call, releasing one key keeps the other, and
+/// releasing both gives the memory back.
 #[test]
 #[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
 fn alternating_keys_and_circuits_stay_resident() {
@@ -128,13 +129,23 @@ fn alternating_keys_and_circuits_stay_resident() {
         }
         assert_eq!(gpu.resident(), (2, 2), "round {round}");
     }
-    let (pk, pce, w, rs, want) = jobs.into_iter().next().unwrap();
+    let mut jobs = jobs.into_iter();
+    let (pk, pce, w, rs, want) = jobs.next().unwrap();
+    let (other_key, ..) = jobs.next().unwrap();
     let got = gpu
         .prove_assigned(&pk, &pce, &w.input, &w.aux, &rs)
         .unwrap();
     assert_eq!(got, want[0]);
     assert_eq!(gpu.resident(), (2, 1), "the dropped circuit is freed");
-    gpu.release();
+    // Releasing one key keeps the other, and its circuit while the caller holds it.
+    gpu.release(&other_key);
+    assert_eq!(gpu.resident(), (1, 1));
+    let got = gpu
+        .prove_assigned(&pk, &pce, &w.input, &w.aux, &rs)
+        .unwrap();
+    assert_eq!(got, want[0]);
+    drop(pce);
+    gpu.release(&pk);
     assert_eq!(gpu.resident(), (0, 0));
     assert_eq!(d.free_memory().unwrap(), start);
 }

@@ -74,9 +74,10 @@ pub trait Backend: Send + Sync {
         None
     }
 
-    /// Frees what the backend keeps between calls (a GPU's resident key and circuit); the next
-    /// call uploads again. Waits for a call in progress.
-    fn release(&self) {}
+    /// Frees what the backend keeps between calls for `pk` (a GPU's copy of the key, and the
+    /// circuits whose host matrices are gone); other keys stay. The next call under `pk`
+    /// uploads again. Waits for a call in progress.
+    fn release(&self, _pk: &ProvingKey) {}
 }
 
 /// A borrowed backend is one, so wrappers can take `&dyn Backend`.
@@ -102,8 +103,8 @@ impl<B: Backend + ?Sized> Backend for &B {
         (**self).footprint(pk)
     }
 
-    fn release(&self) {
-        (**self).release()
+    fn release(&self, pk: &ProvingKey) {
+        (**self).release(pk)
     }
 }
 
