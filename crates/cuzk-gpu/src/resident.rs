@@ -27,7 +27,7 @@ impl<T> Lru<T> {
         }
     }
 
-    /// The entry `is` picks, or a new one from `make`, used by call `now`.
+    /// The entry `is` picks, or a new one from `make`, stamped as used by call `now`.
     pub fn get_or_try_insert<E>(
         &mut self,
         now: u64,
@@ -41,7 +41,9 @@ impl<T> Lru<T> {
                 self.slots.len() - 1
             }
         };
-        Ok(&mut self.slots[i].1)
+        let slot = &mut self.slots[i];
+        slot.0 = now;
+        Ok(&mut slot.1)
     }
 
     /// Drops the entries `keep` rejects.
