@@ -7,11 +7,12 @@
 //   2. accumulate: the sorted list is cut into equal segments, one per thread, so every thread
 //      does the same number of additions whatever the bucket sizes (one thread per bucket
 //      leaves a warp waiting on its longest bucket); a bucket cut by segment boundaries is
-//      finished by carry passes;
+//      finished by carry passes. G1 adds by batch-affine pairwise levels (accumulate_affine),
+//      G2 into XYZZ accumulators (accumulate);
 //   3. reduce: Σ (b+1)·S_b over the buckets in parallel ranges, then a pairwise tree.
 // Stream 1 sorts the next window while stream 0 accumulates this one. The windows' sums are
 // combined on the host (W·c doublings). Field and point arithmetic are sppark's (XYZZ
-// buckets, mixed additions). Included by cuzk_gpu.cu after sppark's field, point and GPU
+// buckets, mixed additions; its variable-time inversion). Included by cuzk_gpu.cu after sppark's field, point and GPU
 // headers; docs/GPU.md and PERFORMANCE.md ("Our bucket MSM") have the measured choices.
 
 #include <cub/block/block_scan.cuh>
@@ -176,7 +177,7 @@ inline void exclusive_sum(uint32_t* out, uint32_t* sums, const uint32_t* in, uin
 # define BUCKET_MSM_WEIGH_THREADS 128
 #endif
 
-// Thread t sums sorted entries [t·len, (t+1)·len) bucket by bucket. A bucket whose first entry
+// The bucket sums of G2. Thread t sums sorted entries [t·len, (t+1)·len) bucket by bucket. A bucket whose first entry
 // is in the segment is written to buckets[b] by this thread; the head of a bucket begun in an
 // earlier segment goes to carry[t] (carry_of[t] = b) for add_carries. Buckets with no entries
 // are not written: readers check `starts`. For G2 (degree 2) a pair of lanes holds one point,
@@ -236,6 +237,224 @@ void accumulate(bucket_h* buckets, bucket_h* carry, uint32_t* carry_of, const af
             do b++; while (starts[b + 1] <= e);
         }
     }
+}
+
+// accumulate_affine's block: two per SM at up to 128 registers (three spill, one is slower).
+#ifndef BUCKET_MSM_AFFINE_THREADS
+# define BUCKET_MSM_AFFINE_THREADS 256
+#endif
+// The least scratch accumulate_affine's chunks may take, so that small MSMs run in one chunk.
+constexpr size_t AFFINE_MIN_SCRATCH = (size_t)64 << 20;
+
+#ifdef __CUDA_ARCH__
+// An affine point in registers; in memory it has blst's layout (fixed_base::affine_out), and
+// infinity is (0, 0), which is not on the curve.
+template<class field_t> struct xy_t {
+    field_t x, y;
+    __device__ __forceinline__ bool inf() const { return x.is_zero(y); }
+};
+
+// How p + q is finished from the inverse of its slope's denominator.
+enum finish_t : uint32_t { ADD, DOUBLE, TAKE };
+
+// The denominator of p + q's slope: x_q − x_p, or 2·y_p when p = q; 1 when no slope is needed
+// (TAKE: either point is infinity, or q = −p).
+template<class field_t>
+__device__ __forceinline__ finish_t denominator(field_t& d, const xy_t<field_t>& p,
+                                                const xy_t<field_t>& q)
+{
+    d = q.x - p.x;
+    if (p.inf() | q.inf()) {
+        d = field_t::one();
+        return TAKE;
+    }
+    if (!d.is_zero())
+        return ADD;
+    field_t dy = q.y - p.y;
+    if (dy.is_zero()) {
+        d = p.y + p.y;
+        return DOUBLE;
+    }
+    d = field_t::one();
+    return TAKE;
+}
+
+// p + q from `inv`, the inverse of denominator(p, q): 2 multiplications and a squaring.
+template<class field_t>
+__device__ __forceinline__ xy_t<field_t> finish(finish_t how, const field_t& inv,
+                                                const xy_t<field_t>& p, const xy_t<field_t>& q)
+{
+    xy_t<field_t> r;
+    if (how == TAKE) {
+        r = p.inf() ? q : p;
+        if (!p.inf() && !q.inf()) {
+            r.x.zero();
+            r.y.zero();
+        }
+        return r;
+    }
+    field_t l;
+    if (how == ADD) {
+        l = q.y - p.y;
+    } else {
+        l = p.x^2;
+        l = l + l + l;
+    }
+    l *= inv;
+    r.x = l^2;
+    r.x -= p.x;
+    r.x -= q.x;
+    r.y = p.x - r.x;
+    r.y *= l;
+    r.y -= p.y;
+    return r;
+}
+#endif
+
+// The bucket sums of G1, as `accumulate` writes them, by batch-affine additions: an affine
+// addition needs a field inversion, and one inversion serves a whole batch (Montgomery's
+// trick: 3 multiplications per element), so a sum costs about 6 multiplications where an XYZZ
+// mixed addition costs 10. But it moves about 540 bytes per addition in scattered accesses
+// (each point read twice, the products, each level's results), so on the H200 it is only a
+// few per cent faster from 2^26 points (PERFORMANCE.md, log #62).
+//
+// Thread s of `segs` takes sorted entries [s·len, (s+1)·len) and adds each of its buckets'
+// points pairwise, level by level: at level L a bucket with m entries in the segment has
+// ⌈m/2^L⌉ points, at slots (e − first) + j·2^L of the thread's scratch, and each level's pairs
+// share one inversion (prefix products in `pre`). A launch covers segments [seg0, seg0 +
+// lanes), so the scratch (len points and len/2 products per lane, lane-interleaved) is
+// bounded by the caller's chunking.
+template<class bucket_t, class affine_h, class field_t, class field_h,
+         class bucket_h = typename bucket_t::mem_t>
+__launch_bounds__(BUCKET_MSM_AFFINE_THREADS, 2) __global__
+void accumulate_affine(bucket_h* buckets, bucket_h* carry, uint32_t* carry_of,
+                       const affine_h* points, const uint32_t* sorted, const uint32_t* starts,
+                       uint32_t nbuckets, uint32_t segs, uint32_t seg0,
+                       fixed_base::affine_out<field_h>* slots, field_h* pre)
+{
+#ifdef __CUDA_ARCH__
+    typedef fixed_base::affine_out<field_h> xy_h;
+    typedef xy_t<field_t> xy;
+    const uint32_t lanes = gridDim.x * blockDim.x;
+    const uint32_t t = threadIdx.x + blockIdx.x * blockDim.x, s = seg0 + t;
+    const uint32_t total = starts[nbuckets];
+    const uint32_t len = (total + segs - 1) / segs;
+    const uint32_t first = min(s * len, total), end = min(first + len, total);
+    const xy_h* base = reinterpret_cast<const xy_h*>(points);
+    auto slot = [&](uint32_t k) -> xy_h& { return slots[(size_t)k * lanes + t]; };
+    auto prefix = [&](uint32_t k) -> field_h& { return pre[(size_t)k * lanes + t]; };
+    // Point j of a bucket's level-L list whose first entry is e.
+    auto point = [&](uint32_t L, uint32_t e, uint32_t j) -> xy {
+        xy p;
+        if (L == 0) {
+            uint32_t v = sorted[e + j];
+            const xy_h& m = base[v & ~SIGN];
+            p.x = m.X;
+            p.y = m.Y;
+            p.y.cneg(v >> 31);
+        } else {
+            const xy_h& m = slot(e - first + (j << L));
+            p.x = m.X;
+            p.y = m.Y;
+        }
+        return p;
+    };
+    // Its x alone (a point's sign changes only y).
+    auto x_of = [&](uint32_t L, uint32_t e, uint32_t j) -> field_t {
+        return L == 0 ? base[sorted[e + j] & ~SIGN].X : slot(e - first + (j << L)).X;
+    };
+    auto store = [&](uint32_t k, const xy& p) {
+        xy_h& m = slot(k);
+        m.X = p.x;
+        m.Y = p.y;
+    };
+    // The buckets of entries `first` and `end − 1` (none when the segment is empty).
+    auto bucket_of = [&](uint32_t e) {
+        uint32_t lo = 0, hi = nbuckets;
+        while (hi - lo > 1) {
+            uint32_t mid = (lo + hi) / 2;
+            if (starts[mid] <= e) lo = mid; else hi = mid;
+        }
+        return lo;
+    };
+    const bool some = first < end;
+    const uint32_t b_first = some ? bucket_of(first) : 1, b_last = some ? bucket_of(end - 1) : 0;
+    // The segment's entries of bucket b: [e0, e1), empty when e1 <= e0.
+    auto run = [&](uint32_t b, uint32_t& e0, uint32_t& e1) {
+        e0 = max(starts[b], first);
+        e1 = min(starts[b + 1], end);
+    };
+
+    for (uint32_t L = 0;; L++) {
+        // Forward: each pair's denominator, and the running product after it.
+        field_t acc = field_t::one(), d;
+        uint32_t np = 0;
+        for (uint32_t b = b_first; b <= b_last; b++) {
+            uint32_t e0, e1;
+            run(b, e0, e1);
+            if (e1 <= e0) continue;
+            uint32_t m = (e1 - e0 + (1u << L) - 1) >> L;
+            if (L == 0 && (m & 1))
+                store(e1 - 1 - first, point(0, e0, m - 1));
+            #pragma unroll 1
+            for (uint32_t k = 0; 2 * k + 1 < m; k++) {
+                // Distinct non-zero x's need no y (the point with x = 0 may be infinity).
+                field_t px = x_of(L, e0, 2 * k);
+                d = x_of(L, e0, 2 * k + 1);
+                bool plain = !px.is_zero() & !d.is_zero();
+                d -= px;
+                if (!plain || d.is_zero()) {
+                    xy p = point(L, e0, 2 * k), q = point(L, e0, 2 * k + 1);
+                    denominator(d, p, q); // 1 when no slope is needed
+                }
+                acc *= d;
+                prefix(np++) = acc;
+            }
+        }
+        if (!__any_sync(0xffffffff, np > 0))
+            break;
+        field_t inv = acc.reciprocal(); // across lane pairs: the warp is converged here
+        // Backward: each pair's inverse from the running product before it, then its sum
+        // in place of its first point.
+        #pragma unroll 1
+        for (uint32_t b = b_last + 1; b-- > b_first && np > 0;) {
+            uint32_t e0, e1;
+            run(b, e0, e1);
+            if (e1 <= e0) continue;
+            uint32_t m = (e1 - e0 + (1u << L) - 1) >> L;
+            #pragma unroll 1
+            for (uint32_t k = m / 2; k-- > 0;) {
+                np--;
+                field_t ik = inv;
+                if (np > 0) {
+                    field_t before = prefix(np - 1);
+                    ik *= before;
+                }
+                xy p = point(L, e0, 2 * k), q = point(L, e0, 2 * k + 1);
+                finish_t how = denominator(d, p, q);
+                if (how != TAKE)
+                    inv *= d;
+                store(e0 - first + ((2 * k) << L), finish(how, ik, p, q));
+            }
+        }
+    }
+
+    carry_of[s] = NONE;
+    for (uint32_t b = b_first; b <= b_last; b++) {
+        uint32_t e0, e1;
+        run(b, e0, e1);
+        if (e1 <= e0) continue;
+        const xy_h& m = slot(e0 - first);
+        field_t x = m.X, y = m.Y;
+        bucket_t sum(x, y, x.is_zero(y));
+        if (starts[b] >= first) {
+            buckets[b] = sum;
+        } else {
+            carry[s] = sum;
+            carry_of[s] = b;
+        }
+    }
+#endif
 }
 
 // Carries are summed in groups of CARRY_GROUP segments, then across groups: a bucket cut into
@@ -387,6 +606,11 @@ public:
     }
 };
 
+// The field of a bucket type's coordinates.
+template<class bucket_t> struct field_of;
+template<class field_t, class field_h, const field_h* a4>
+struct field_of<xyzz_t<field_t, field_h, a4>> { typedef field_t type; };
+
 // Where run() finds a scalar's multiples: copy j of the base, 2^(c·j)·P_i, at
 // points[j·stride + i] for j < copies. A plain base is one copy (and any c); a table lets one
 // pass put `copies` windows' digits into one bucket array, so an MSM pays one sort, one
@@ -443,6 +667,8 @@ void run(const gpu_t& gpu, point_t& out, const affine_h* points, const table_t& 
          const fr_t* s, size_t n, bool mont, times_t* times)
 {
     typedef typename bucket_t::mem_t bucket_h;
+    typedef typename field_of<bucket_t>::type field_t;
+    typedef typename field_t::mem_t field_h;
     out.inf();
     if (n == 0) return;
     const size_t copies = std::max<uint32_t>(table.copies, 1);
@@ -457,8 +683,25 @@ void run(const gpu_t& gpu, point_t& out, const affine_h* points, const table_t& 
     const stream_t& ss = gpu[1]; // sorting, a pass ahead
     const uint32_t degree = bucket_t::degree, threads = BUCKET_MSM_THREADS;
     const uint32_t acc_threads = BUCKET_MSM_ACC_THREADS, weigh_threads = BUCKET_MSM_WEIGH_THREADS;
-    // Segments: two waves of accumulate blocks per SM, about a thousand additions each at 2^27.
-    const uint32_t segs = gpu.sm_count() * 2 * acc_threads / degree;
+    // G1 sums its buckets by batch-affine additions (accumulate_affine), in `chunks` launches
+    // of one wave of `lanes` threads, a segment `len` entries at most, so that the scratch (a
+    // point and half a product per entry) stays within n scalars' size: 4 GiB at 2^27. G2 by
+    // XYZZ additions (accumulate), in two waves of blocks per SM.
+    constexpr bool affine = degree == 1;
+    uint32_t lanes = 0, chunks = 1, segs = gpu.sm_count() * 2 * acc_threads / degree;
+    size_t len = 0;
+    if constexpr (affine) {
+        int per_sm = 0;
+        CUDA_OK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm,
+            accumulate_affine<bucket_t, affine_h, field_t, field_h>,
+            BUCKET_MSM_AFFINE_THREADS, 0));
+        lanes = gpu.sm_count() * std::max(per_sm, 1) * BUCKET_MSM_AFFINE_THREADS;
+        const size_t budget = std::max(n * sizeof(fr_t), AFFINE_MIN_SCRATCH);
+        const size_t need = (size_t)entries * (sizeof(affine_h) + sizeof(field_h) / 2);
+        chunks = (uint32_t)std::max<size_t>(1, (need + budget - 1) / budget);
+        segs = chunks * lanes;
+        len = ((size_t)entries + segs - 1) / segs;
+    }
     // Weighting ranges per pass: one wave of two weigh blocks per SM.
     const uint32_t per = std::max(1u, nb / (gpu.sm_count() * 2 * weigh_threads / degree));
     const uint32_t ranges = (nb + per - 1) / per;
@@ -478,6 +721,8 @@ void run(const gpu_t& gpu, point_t& out, const affine_h* points, const table_t& 
     uint32_t* starts[2] = {&starts0[0], second ? &starts1[0] : nullptr};
     dev_ptr_t<bucket_h> buckets{nb, st}, carry{segs, st},
                         partial{(size_t)passes * ranges, st};
+    dev_ptr_t<fixed_base::affine_out<field_h>> slots{len * lanes, st};
+    dev_ptr_t<field_h> products{(len + 1) / 2 * lanes, st};
     const size_t scan_words = (nb + 1 + SCAN_TILE - 1) / SCAN_TILE;
     dev_ptr_t<uint32_t> tile_sums{scan_words, st};
     event_t allocated{st}, sorted_ev[2], consumed[2];
@@ -511,9 +756,19 @@ void run(const gpu_t& gpu, point_t& out, const affine_h* points, const table_t& 
             sort(p + 1);
         sorted_ev[k].wait(st);
         ev.mark(5 * p + 2, st);
-        accumulate<bucket_t, affine_h><<<blocks(segs, acc_threads), acc_threads, 0, st>>>(
-            &buckets[0], &carry[0], &carry_of[0], points, sorted[k], starts[k], nb);
-        CUDA_OK(cudaGetLastError());
+        if constexpr (affine) {
+            for (uint32_t c = 0; c < chunks; c++) {
+                accumulate_affine<bucket_t, affine_h, field_t, field_h>
+                    <<<lanes / BUCKET_MSM_AFFINE_THREADS, BUCKET_MSM_AFFINE_THREADS, 0, st>>>(
+                    &buckets[0], &carry[0], &carry_of[0], points, sorted[k], starts[k], nb, segs,
+                    c * lanes, &slots[0], &products[0]);
+                CUDA_OK(cudaGetLastError());
+            }
+        } else {
+            accumulate<bucket_t, affine_h><<<blocks(segs, acc_threads), acc_threads, 0, st>>>(
+                &buckets[0], &carry[0], &carry_of[0], points, sorted[k], starts[k], nb);
+            CUDA_OK(cudaGetLastError());
+        }
         add_carries<bucket_t><<<blocks(segs, threads), threads, 0, st>>>(
             &buckets[0], &carry[0], &carry_of[0], &piece[0], segs);
         CUDA_OK(cudaGetLastError());
@@ -560,7 +815,9 @@ void run(const gpu_t& gpu, point_t& out, const affine_h* points, const table_t& 
         const size_t offsets = ((size_t)nb + 1) * (second ? 3 : 2); // counts, starts
         times->scratch_bytes = (2 * (size_t)entries + second + offsets + 2 * (size_t)segs
                                 + scan_words) * sizeof(uint32_t)
-                             + ((size_t)nb + segs + (size_t)passes * ranges) * sizeof(bucket_h);
+                             + ((size_t)nb + segs + (size_t)passes * ranges) * sizeof(bucket_h)
+                             + len * lanes * sizeof(affine_h)
+                             + (len + 1) / 2 * lanes * sizeof(field_h);
     }
 }
 

@@ -132,7 +132,7 @@ fn bench_msm_engines(max_log: u32) {
         let mut base = DeviceBase::<G1>::upload(&d, &tile(&g1, n)).unwrap();
         let want = compare_engines(&format!("g1 2^{lg}"), &mut base, &s);
         if Some(&lg) == logs.last() {
-            for bits in 20..=23 {
+            for bits in 20..=24 {
                 let e = Engine::Buckets {
                     window_bits: Some(bits),
                 };

@@ -240,8 +240,9 @@ const MSM_BUCKETS: u64 = 384 << 20;
 
 /// A call's device memory besides a, b and c: one batch of scalars and digits. The H200
 /// showed 12.0 GiB per 32 GiB proof, against 12.0 GiB for a, b and c plus this. Our bucket
-/// MSM's 2.0 GiB at 2^27 points fits inside the a, b, c allowance: the H MSM runs after b and
-/// c are freed, the witness MSMs after a too.
+/// MSM's 6.0 GiB at 2^27 points (2.0 of digits and buckets, 4.0 of batch-affine sums) fits
+/// inside the a, b, c allowance: the H MSM runs after b and c are freed, the witness MSMs
+/// after a too.
 const MSM_SCRATCH: u64 = 512 << 20;
 
 /// The largest query that gets a [`Table`]. Measured on the H200 (PERFORMANCE.md, "Tables of

@@ -326,7 +326,9 @@ fn bucket_msm_matches_sppark_and_cpu() {
 /// 32 copies, thousands of entries per bucket; and the size's own choice) and a partial one
 /// whose last pass is short (13-bit windows, 3 copies: 20 windows in 7 passes), G1 and G2,
 /// the same awkward points and scalars, prefixes of the base included; then as the default
-/// engine of a base with a table (the prover's path, witness split included).
+/// engine of a base with a table (the prover's path, witness split included). The 8-bit table
+/// takes G1's batch-affine sums in several chunks; every call stays within the scratch the
+/// backend charges for it.
 #[test]
 #[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
 fn table_msm_matches_cpu() {
@@ -350,6 +352,12 @@ fn table_msm_matches_cpu() {
                 let steps = got.steps.unwrap();
                 let per_pass = table.copies().min(steps.windows);
                 assert_eq!(steps.passes, steps.windows.div_ceil(per_pass), "{table:?}");
+                // The backend charges a table MSM this much device memory.
+                assert!(
+                    steps.scratch_bytes as u64 <= table.scratch::<G1>(len),
+                    "{table:?} at {len}: {} bytes",
+                    steps.scratch_bytes
+                );
             }
             let want = cpu_msm::blst_g1(&points, s).to_affine();
             assert_eq!(base.msm(s).unwrap().to_affine(), want, "default, {what}");
