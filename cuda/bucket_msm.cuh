@@ -7,8 +7,8 @@
 //   2. accumulate: the sorted list is cut into equal segments, one per thread, so every thread
 //      does the same number of additions whatever the bucket sizes (one thread per bucket
 //      leaves a warp waiting on its longest bucket); a bucket cut by segment boundaries is
-//      finished by carry passes. G1 adds by batch-affine pairwise levels (accumulate_affine),
-//      G2 into XYZZ accumulators (accumulate);
+//      finished by carry passes. G1's long segments add by batch-affine pairwise levels
+//      (accumulate_affine), the rest into XYZZ accumulators (accumulate);
 //   3. reduce: Σ (b+1)·S_b over the buckets in parallel ranges, then a pairwise tree.
 // Stream 1 sorts the next window while stream 0 accumulates this one. The windows' sums are
 // combined on the host (W·c doublings). Field and point arithmetic are sppark's (XYZZ
@@ -177,7 +177,8 @@ inline void exclusive_sum(uint32_t* out, uint32_t* sums, const uint32_t* in, uin
 # define BUCKET_MSM_WEIGH_THREADS 128
 #endif
 
-// The bucket sums of G2. Thread t sums sorted entries [t·len, (t+1)·len) bucket by bucket. A bucket whose first entry
+// The bucket sums of G2, and of G1's short segments. Thread t sums sorted entries [t·len,
+// (t+1)·len) bucket by bucket. A bucket whose first entry
 // is in the segment is written to buckets[b] by this thread; the head of a bucket begun in an
 // earlier segment goes to carry[t] (carry_of[t] = b) for add_carries. Buckets with no entries
 // are not written: readers check `starts`. For G2 (degree 2) a pair of lanes holds one point,
@@ -245,6 +246,10 @@ void accumulate(bucket_h* buckets, bucket_h* carry, uint32_t* carry_of, const af
 #endif
 // The least scratch accumulate_affine's chunks may take, so that small MSMs run in one chunk.
 constexpr size_t AFFINE_MIN_SCRATCH = (size_t)64 << 20;
+// The shortest segment accumulate_affine takes: each level pays an inversion and a pass over
+// the segment's buckets, so short segments add faster into XYZZ buckets (H200, accumulation
+// against XYZZ: 62 entries 0.90x, 248 1.07x, 496 1.06x; a table's 8 or so, its MSM 2.5x slower).
+constexpr size_t AFFINE_MIN_LEN = 192;
 
 #ifdef __CUDA_ARCH__
 // An affine point in registers; in memory it has blst's layout (fixed_base::affine_out), and
@@ -311,12 +316,12 @@ __device__ __forceinline__ xy_t<field_t> finish(finish_t how, const field_t& inv
 }
 #endif
 
-// The bucket sums of G1, as `accumulate` writes them, by batch-affine additions: an affine
-// addition needs a field inversion, and one inversion serves a whole batch (Montgomery's
-// trick: 3 multiplications per element), so a sum costs about 6 multiplications where an XYZZ
-// mixed addition costs 10. But it moves about 540 bytes per addition in scattered accesses
-// (each point read twice, the products, each level's results), so on the H200 it is only a
-// few per cent faster from 2^26 points (PERFORMANCE.md, log #62).
+// The bucket sums of G1's long segments, as `accumulate` writes them, by batch-affine
+// additions: an affine addition needs a field inversion, and one inversion serves a whole
+// batch (Montgomery's trick: 3 multiplications per element), so a sum costs about 6
+// multiplications where an XYZZ mixed addition costs 10. But it moves about 540 bytes per
+// addition in scattered accesses (each point read twice, the products, each level's results),
+// so on the H200 it is only a few per cent faster from 2^26 points (PERFORMANCE.md, log #62).
 //
 // Thread s of `segs` takes sorted entries [s·len, (s+1)·len) and adds each of its buckets'
 // points pairwise, level by level: at level L a bucket with m entries in the segment has
@@ -579,6 +584,7 @@ void halve(bucket_h* v, uint32_t wins, uint32_t stride, uint32_t m, uint32_t hal
 struct times_t {
     double sort, accumulate, reduce;
     uint32_t window_bits, windows, passes;
+    bool batch_affine;
     size_t scratch_bytes;
 };
 
@@ -683,24 +689,27 @@ void run(const gpu_t& gpu, point_t& out, const affine_h* points, const table_t& 
     const stream_t& ss = gpu[1]; // sorting, a pass ahead
     const uint32_t degree = bucket_t::degree, threads = BUCKET_MSM_THREADS;
     const uint32_t acc_threads = BUCKET_MSM_ACC_THREADS, weigh_threads = BUCKET_MSM_WEIGH_THREADS;
-    // G1 sums its buckets by batch-affine additions (accumulate_affine), in `chunks` launches
-    // of one wave of `lanes` threads, a segment `len` entries at most, so that the scratch (a
-    // point and half a product per entry) stays within n scalars' size: 4 GiB at 2^27. G2 by
-    // XYZZ additions (accumulate), in two waves of blocks per SM.
-    constexpr bool affine = degree == 1;
+    // G1 sums segments of at least AFFINE_MIN_LEN entries by batch-affine additions
+    // (accumulate_affine), in `chunks` launches of one wave of `lanes` threads, a segment `len`
+    // entries at most, so that the scratch (a point and half a product per entry) stays within
+    // n scalars' size: 4 GiB at 2^27. Shorter segments (tables, small MSMs), and G2, go to XYZZ
+    // additions (accumulate), in two waves of blocks per SM.
+    bool affine = false;
     uint32_t lanes = 0, chunks = 1, segs = gpu.sm_count() * 2 * acc_threads / degree;
     size_t len = 0;
-    if constexpr (affine) {
+    if constexpr (degree == 1) {
         int per_sm = 0;
         CUDA_OK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm,
             accumulate_affine<bucket_t, affine_h, field_t, field_h>,
             BUCKET_MSM_AFFINE_THREADS, 0));
-        lanes = gpu.sm_count() * std::max(per_sm, 1) * BUCKET_MSM_AFFINE_THREADS;
+        const uint32_t wave = gpu.sm_count() * std::max(per_sm, 1) * BUCKET_MSM_AFFINE_THREADS;
         const size_t budget = std::max(n * sizeof(fr_t), AFFINE_MIN_SCRATCH);
         const size_t need = (size_t)entries * (sizeof(affine_h) + sizeof(field_h) / 2);
-        chunks = (uint32_t)std::max<size_t>(1, (need + budget - 1) / budget);
-        segs = chunks * lanes;
-        len = ((size_t)entries + segs - 1) / segs;
+        const uint32_t k = (uint32_t)std::max<size_t>(1, (need + budget - 1) / budget);
+        const size_t l = ((size_t)entries + (size_t)k * wave - 1) / ((size_t)k * wave);
+        affine = l >= AFFINE_MIN_LEN;
+        if (affine)
+            lanes = wave, chunks = k, segs = k * wave, len = l;
     }
     // Weighting ranges per pass: one wave of two weigh blocks per SM.
     const uint32_t per = std::max(1u, nb / (gpu.sm_count() * 2 * weigh_threads / degree));
@@ -756,7 +765,8 @@ void run(const gpu_t& gpu, point_t& out, const affine_h* points, const table_t& 
             sort(p + 1);
         sorted_ev[k].wait(st);
         ev.mark(5 * p + 2, st);
-        if constexpr (affine) {
+        if (affine) {
+            if constexpr (degree == 1)
             for (uint32_t c = 0; c < chunks; c++) {
                 accumulate_affine<bucket_t, affine_h, field_t, field_h>
                     <<<lanes / BUCKET_MSM_AFFINE_THREADS, BUCKET_MSM_AFFINE_THREADS, 0, st>>>(
@@ -805,7 +815,7 @@ void run(const gpu_t& gpu, point_t& out, const affine_h* points, const table_t& 
     }
 
     if (times) {
-        *times = times_t{0, 0, 0, g.c, g.wins, passes, 0};
+        *times = times_t{0, 0, 0, g.c, g.wins, passes, affine, 0};
         for (uint32_t p = 0; p < passes; p++) {
             times->sort += ev.between(5 * p, 5 * p + 1);
             times->accumulate += ev.between(5 * p + 2, 5 * p + 3);

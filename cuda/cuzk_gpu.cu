@@ -224,6 +224,9 @@ template __global__ void batch_addition<bucket_fp2_t, affine_fp2_t::mem_t>(
     uint32_t);
 // Our bucket MSM's kernels (bucket_msm.cuh), launched only from host code too.
 #define BUCKET_MSM_KERNELS(B, A, F)                                                              \
+template __global__ void bucket_msm::accumulate<B, A::mem_t>(                               \
+    B::mem_t*, B::mem_t*, uint32_t*, const A::mem_t*, const uint32_t*, const uint32_t*,       \
+    uint32_t);                                                                                \
 template __global__ void bucket_msm::add_carries<B>(B::mem_t*, B::mem_t*, const uint32_t*,  \
                                                     uint32_t*, uint32_t);                     \
 template __global__ void bucket_msm::add_pieces<B>(B::mem_t*, const B::mem_t*,              \
@@ -237,14 +240,11 @@ template __global__ void bucket_msm::expand<B, A::mem_t, F, F::mem_t>(A::mem_t*,
                                                                       uint32_t, uint32_t);
 BUCKET_MSM_KERNELS(bucket_t, affine_t, fp_t)
 BUCKET_MSM_KERNELS(bucket_fp2_t, affine_fp2_t, fp2_t)
-// G1 sums its buckets by batch-affine additions, G2 into XYZZ buckets (bucket_msm::run).
+// G1's long segments are summed by batch-affine additions (bucket_msm::run).
 template __global__ void bucket_msm::accumulate_affine<bucket_t, affine_t::mem_t, fp_t, fp_t::mem_t>(
     bucket_t::mem_t*, bucket_t::mem_t*, uint32_t*, const affine_t::mem_t*, const uint32_t*,
     const uint32_t*, uint32_t, uint32_t, uint32_t, fixed_base::affine_out<fp_t::mem_t>*,
     fp_t::mem_t*);
-template __global__ void bucket_msm::accumulate<bucket_fp2_t, affine_fp2_t::mem_t>(
-    bucket_fp2_t::mem_t*, bucket_fp2_t::mem_t*, uint32_t*, const affine_fp2_t::mem_t*,
-    const uint32_t*, const uint32_t*, uint32_t);
 // The fixed-base multiplication (fixed_base.cuh), launched only from host code too.
 template __global__ void fixed_base::multiply<bucket_t, affine_t::mem_t, fp_t, fp_t::mem_t>(
     fixed_base::affine_out<fp_t::mem_t>*, const affine_t::mem_t*, uint32_t, const fr_t*, size_t);

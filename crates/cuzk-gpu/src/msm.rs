@@ -404,6 +404,8 @@ pub struct BucketSteps {
     pub windows: u32,
     /// Sorts, accumulations and weighted sums: the windows, or fewer over a table.
     pub passes: u32,
+    /// Whether the buckets were summed by batch-affine additions (G1's long segments).
+    pub batch_affine: bool,
     /// Device memory the call allocated besides the base and the scalars.
     pub scratch_bytes: usize,
 }

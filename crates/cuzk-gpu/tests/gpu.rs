@@ -5,7 +5,8 @@ use cuzk_gpu::msm::{msm, prefer, DeviceBase, Engine, Table, G1, G2};
 use cuzk_gpu::{domain, Device, GpuBackend, GpuError};
 use cuzk_groth16::backend::{quotient, Backend, CpuBackend, Randomness};
 use cuzk_groth16::conformance::{
-    check_backend, random_g1, random_g2, random_scalars, standard_shapes, RandomCircuit, Shape,
+    check_backend, random_g1, random_g2, random_scalars, standard_shapes, tile, RandomCircuit,
+    Shape,
 };
 use cuzk_groth16::domain::Domain;
 use cuzk_groth16::{generator, msm as cpu_msm, Fr};
@@ -322,6 +323,39 @@ fn bucket_msm_matches_sppark_and_cpu() {
     ));
 }
 
+/// G1's batch-affine bucket sums, which only long segments take (2^26 points on the H200), on
+/// the random and adversarial scalars over a base with repeated points and points at infinity
+/// (P + P and P − P meet in a bucket): against sppark's Pippenger, or for one scalar s
+/// everywhere against s·ΣP (sppark would add a whole window's 2^26 points in one thread); a
+/// small MSM adds into XYZZ buckets instead.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn batch_affine_sums_match_sppark() {
+    let d = device();
+    let points = awkward_g1(1 << 16);
+    let ours = Engine::Buckets { window_bits: None };
+    let mut small = DeviceBase::<G1>::upload(&d, &points).unwrap();
+    let steps = small
+        .time(&random_scalars(1 << 16, 5), ours, 1)
+        .unwrap()
+        .steps;
+    assert!(!steps.unwrap().batch_affine, "2^16 points: XYZZ sums");
+    drop(small);
+    let n = 1 << 26;
+    let mut base = DeviceBase::<G1>::upload(&d, &tile(&points, n)).unwrap();
+    let tiles = Fr::from((n / points.len()) as u64);
+    let sum: cuzk_groth16::G1Projective = points.iter().map(|p| p.to_curve()).sum();
+    for (what, s) in adversarial_scalars(n) {
+        let got = base.time(&s, ours, 1).unwrap();
+        assert!(got.steps.unwrap().batch_affine, "{what}: batch-affine sums");
+        let want = match s.iter().all(|v| *v == s[0]) {
+            true => sum * (tiles * s[0]),
+            false => base.time(&s, Engine::Sppark, 1).unwrap().sum,
+        };
+        assert_eq!(got.sum.to_affine(), want.to_affine(), "{what}");
+    }
+}
+
 /// Our bucket MSM over tables of multiples against the CPU: one-pass tables (8-bit windows:
 /// 32 copies, thousands of entries per bucket; and the size's own choice) and a partial one
 /// whose last pass is short (13-bit windows, 3 copies: 20 windows in 7 passes), G1 and G2,
@@ -352,6 +386,8 @@ fn table_msm_matches_cpu() {
                 let steps = got.steps.unwrap();
                 let per_pass = table.copies().min(steps.windows);
                 assert_eq!(steps.passes, steps.windows.div_ceil(per_pass), "{table:?}");
+                // A table's segments are short: XYZZ sums.
+                assert!(!steps.batch_affine, "{table:?}");
                 // The backend charges a table MSM this much device memory.
                 assert!(
                     steps.scratch_bytes as u64 <= table.scratch::<G1>(len),
