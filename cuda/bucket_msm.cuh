@@ -12,8 +12,9 @@
 //   3. reduce: Σ (b+1)·S_b over the buckets in parallel ranges, then a pairwise tree.
 // Stream 1 sorts the next window while stream 0 accumulates this one. The windows' sums are
 // combined on the host (W·c doublings). Field and point arithmetic are sppark's (XYZZ
-// buckets, mixed additions; its variable-time inversion). Included by cuzk_gpu.cu after sppark's field, point and GPU
-// headers; docs/GPU.md and PERFORMANCE.md ("Our bucket MSM") have the measured choices.
+// buckets, mixed additions; its variable-time inversion). Included by cuzk_gpu.cu after
+// sppark's field, point and GPU headers; docs/GPU.md and PERFORMANCE.md ("Our bucket MSM")
+// have the measured choices.
 
 #include <cub/block/block_scan.cuh>
 
@@ -178,10 +179,10 @@ inline void exclusive_sum(uint32_t* out, uint32_t* sums, const uint32_t* in, uin
 #endif
 
 // The bucket sums of G2, and of G1's short segments. Thread t sums sorted entries [t·len,
-// (t+1)·len) bucket by bucket. A bucket whose first entry
-// is in the segment is written to buckets[b] by this thread; the head of a bucket begun in an
-// earlier segment goes to carry[t] (carry_of[t] = b) for add_carries. Buckets with no entries
-// are not written: readers check `starts`. For G2 (degree 2) a pair of lanes holds one point,
+// (t+1)·len) bucket by bucket. A bucket whose first entry is in the segment is written to
+// buckets[b] by this thread; the head of a bucket begun in an earlier segment goes to
+// carry[t] (carry_of[t] = b) for add_carries. Buckets with no entries are not written:
+// readers check `starts`. For G2 (degree 2) a pair of lanes holds one point,
 // so "thread" means a pair throughout. The next entry's point is asked into L2 before the
 // current addition (0.6 % at 2^27).
 template<class bucket_t, class affine_h, class bucket_h = typename bucket_t::mem_t,

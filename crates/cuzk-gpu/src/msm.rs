@@ -29,9 +29,6 @@ use crate::{Device, GpuError};
 pub trait Curve: Send + 'static {
     type Affine: Copy + Send + Sync;
     type Projective: group::Group;
-    /// Whether our bucket MSM sums this curve's buckets by batch-affine additions, which take
-    /// scratch per digit (`bucket_msm.cuh`; G2 adds into XYZZ buckets).
-    const BATCH_AFFINE: bool;
     #[doc(hidden)]
     fn upload(
         ordinal: usize,
@@ -67,12 +64,11 @@ pub enum G1 {}
 pub enum G2 {}
 
 macro_rules! device_curve {
-    ($curve:ty, $affine:ty, $projective:ty, $batch_affine:expr, $new:ident, $run:ident,
-     $run_pce:ident, $time:ident, $free:ident) => {
+    ($curve:ty, $affine:ty, $projective:ty, $new:ident, $run:ident, $run_pce:ident, $time:ident,
+     $free:ident) => {
         impl Curve for $curve {
             type Affine = $affine;
             type Projective = $projective;
-            const BATCH_AFFINE: bool = $batch_affine;
 
             fn upload(
                 ordinal: usize,
@@ -168,7 +164,6 @@ device_curve!(
     G1,
     G1Affine,
     G1Projective,
-    true,
     cuzk_msm_g1_new,
     cuzk_msm_g1_run,
     cuzk_pce_msm_g1,
@@ -179,7 +174,6 @@ device_curve!(
     G2,
     G2Affine,
     G2Projective,
-    false,
     cuzk_msm_g2_new,
     cuzk_msm_g2_run,
     cuzk_pce_msm_g2,
@@ -361,20 +355,14 @@ impl Table {
     }
 
     /// Device memory one MSM of `n` scalars over the table allocates: a key and a sorted entry
-    /// per window digit, the buckets (XYZZ: twice an affine point) and, batch-affine, a point
-    /// and half a product per digit in chunks within `n` scalars' size (at least 64 MiB), with
-    /// 64 MiB for the chunks' carries and a wave's rounding.
+    /// per window digit, the buckets (XYZZ: twice an affine point), and 32 MiB for the
+    /// segments' carries and the weighted sums' ranges (15 MiB on the H200). A table's
+    /// segments are too short for batch-affine sums (`bucket_msm.cuh`), so it takes none of
+    /// their scratch.
     pub fn scratch<C: Curve>(&self, n: usize) -> u64 {
         let per_pass = self.copies.min(windows(self.window_bits)) as u64;
-        let affine = std::mem::size_of::<C::Affine>() as u64;
-        let bucket = 2 * affine + 8;
-        let sums = if C::BATCH_AFFINE {
-            let budget = (32 * n as u64).max(64 << 20);
-            (per_pass * n as u64 * (affine + affine / 4)).min(budget) + (64 << 20)
-        } else {
-            0
-        };
-        8 * per_pass * n as u64 + (bucket << (self.window_bits - 1)) + sums
+        let bucket = 2 * std::mem::size_of::<C::Affine>() as u64 + 8;
+        8 * per_pass * n as u64 + (bucket << (self.window_bits - 1)) + (32 << 20)
     }
 }
 

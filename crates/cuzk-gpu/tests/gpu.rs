@@ -360,9 +360,8 @@ fn batch_affine_sums_match_sppark() {
 /// 32 copies, thousands of entries per bucket; and the size's own choice) and a partial one
 /// whose last pass is short (13-bit windows, 3 copies: 20 windows in 7 passes), G1 and G2,
 /// the same awkward points and scalars, prefixes of the base included; then as the default
-/// engine of a base with a table (the prover's path, witness split included). The 8-bit table
-/// takes G1's batch-affine sums in several chunks; every call stays within the scratch the
-/// backend charges for it.
+/// engine of a base with a table (the prover's path, witness split included). Tables take the
+/// XYZZ sums, and every call stays within the scratch the backend charges for it.
 #[test]
 #[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
 fn table_msm_matches_cpu() {
