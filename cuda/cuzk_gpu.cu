@@ -174,22 +174,24 @@ __device__ __forceinline__ void each_warp_of_scalars(const fr_t* s, size_t n, F 
     }
 }
 
-// ones: the bitmap of scalars equal to 1 (bit i%32 of word i/32); others: how many are
-// neither 0 nor 1.
-__global__ void cuzk_scalar_classes(uint32_t* ones, uint32_t* others, const fr_t* s, size_t n)
+// ones: the bitmap of scalars equal to 1 (bit i%32 of word i/32); counts: how many are
+// neither 0 nor 1, and how many are 1.
+__global__ void cuzk_scalar_classes(uint32_t* ones, uint32_t counts[2], const fr_t* s, size_t n)
 {
-    __shared__ uint32_t block_others;
-    if (threadIdx.x == 0) block_others = 0;
+    __shared__ uint32_t block_counts[2];
+    if (threadIdx.x < 2) block_counts[threadIdx.x] = 0;
     __syncthreads();
-    uint32_t* counted = &block_others; // (a lambda capturing the __shared__ itself crashes nvcc)
+    uint32_t* counted = block_counts; // (a lambda capturing the __shared__ itself crashes nvcc)
     each_warp_of_scalars(s, n, [=](size_t i, uint32_t lane, uint32_t one, uint32_t other, bool) {
         if (lane == 0) {
             ones[i / 32] = one;
-            if (other) atomicAdd_block(counted, __popc(other));
+            if (other) atomicAdd_block(&counted[0], __popc(other));
+            if (one) atomicAdd_block(&counted[1], __popc(one));
         }
     });
     __syncthreads();
-    if (threadIdx.x == 0 && block_others) atomicAdd(others, block_others);
+    if (threadIdx.x < 2 && block_counts[threadIdx.x])
+        atomicAdd(&counts[threadIdx.x], block_counts[threadIdx.x]);
 }
 
 // Copies the scalars that are neither 0 nor 1, and their points, to ts / tp (in any order:
@@ -273,6 +275,17 @@ struct cuzk_quotient_times {
     double combine;      // a·b on the coset
     double coefficients; // inverse coset NTT, then (· − c)/Z
     double msm;          // the H MSM
+};
+
+// Where a witness MSM's time goes (filled as cuzk_quotient_times is): the scalars' classes,
+// the sum of the ones' points, the Pippenger over the rest, and how many of each there were.
+struct cuzk_split_times {
+    double gather;   // A and B: the scalars picked out of input ‖ aux
+    double classes;  // zeros, ones and the rest counted
+    double ones;     // the ones' points summed by batch addition
+    double others;   // the rest compacted and through Pippenger
+    uint64_t ones_n;
+    uint64_t others_n;
 };
 
 }
@@ -438,6 +451,33 @@ static void upload(const gpu_t& gpu, void* dst, const void* src, size_t bytes)
     staging[gpu.id()]->copy(gpu[0], dst, src, bytes);
 }
 
+// Times the steps of one call into a `times` struct (cuzk_quotient_times, cuzk_split_times),
+// if there is one.
+template<class T>
+class step_clock_t {
+    const gpu_t& gpu;
+    T* times;
+    std::chrono::steady_clock::time_point t0;
+public:
+    step_clock_t(const gpu_t& gpu, T* times)
+    : gpu(gpu), times(times), t0(std::chrono::steady_clock::now())
+    {   if (times) *times = T{};   }
+
+    // Waits for streams 0..2 and charges the time since the last lap to `step`.
+    void lap(double T::* step)
+    {
+        if (!times) return;
+        for (int i = 0; i < 3; i++) gpu[i].sync();
+        auto t1 = std::chrono::steady_clock::now();
+        times->*step = std::chrono::duration<double, std::milli>(t1 - t0).count();
+        t0 = t1;
+    }
+
+    // Records a count beside the times.
+    void set(uint64_t T::* field, uint64_t value)
+    {   if (times) times->*field = value;   }
+};
+
 // A base (the points of one query) uploaded once to one GPU, with sppark's Pippenger state
 // sized for it and, when asked for, a table of its multiples for our bucket MSM
 // (bucket_msm::table_t: `copies` copies of the base, copy j holding 2^(c·j)·P_i).
@@ -568,7 +608,8 @@ public:
     // The same sum for witness scalars, which are mostly 0 and 1 (96-99 % in a PoRep
     // partition): zeros are skipped, the points of ones summed by sppark's batch addition, and
     // only the rest go through Pippenger. Falls back to `dense` when over a quarter are neither.
-    RustError sparse(point_t& out, const fr_t* s, size_t len)
+    RustError sparse(point_t& out, const fr_t* s, size_t len,
+                     step_clock_t<cuzk_split_times>* clock = nullptr)
     {
         if (len == 0) { out.inf(); return RustError{cudaSuccess}; }
         if (len >= ((size_t)1 << 32) - 1024)
@@ -576,14 +617,16 @@ public:
         // Whole 1024-bit blocks: batch addition reads the bitmap a warp's 32 words at a time.
         size_t words = (len + 1023) / 1024 * 32;
         const stream_t& st = gpu[0];
-        dev_ptr_t<uint32_t> ones{words, st}, counter{1, st};
+        dev_ptr_t<uint32_t> ones{words, st}, counter{2, st};
         st.bzero(&ones[0], words);
-        st.bzero(&counter[0], 1);
+        st.bzero(&counter[0], 2);
         cuzk_scalar_classes<<<gpu.sm_count() * 4, 256, 0, st>>>(&ones[0], &counter[0], s, len);
         CUDA_OK(cudaGetLastError());
-        uint32_t others = 0;
-        st.DtoH(&others, &counter[0], 1);
+        uint32_t counts[2] = {0, 0};
+        st.DtoH(counts, &counter[0], 2);
         st.sync();
+        uint32_t others = counts[0];
+        if (clock) clock->lap(&cuzk_split_times::classes);
         // Past a quarter the split saves less and its tail buffers (128-224 bytes per scalar)
         // would outgrow the per-proof scratch the engine plans for.
         if ((size_t)others * 4 > len)
@@ -598,6 +641,7 @@ public:
                        &d_partial[0], (const affine_h*)&points[0], (uint32_t)len,
                        (const uint32_t*)&ones[0], false, 0u);
         st.DtoH(partial, &d_partial[0]);
+        if (clock) clock->lap(&cuzk_split_times::ones);
 
         // The rest, compacted.
         point_t tail;
@@ -617,6 +661,11 @@ public:
         st.sync();
         out = (point_t)sum_up(partial);
         out.add(tail);
+        if (clock) {
+            clock->lap(&cuzk_split_times::others);
+            clock->set(&cuzk_split_times::ones_n, counts[1]);
+            clock->set(&cuzk_split_times::others_n, others);
+        }
         return RustError{cudaSuccess};
     }
 };
@@ -779,26 +828,6 @@ static void to_coset(stream_t& s, fr_t* d, uint32_t lg)
 
 } // extern "C"
 
-// Times the steps of one call into a cuzk_quotient_times, if there is one.
-class step_clock_t {
-    const gpu_t& gpu;
-    cuzk_quotient_times* times;
-    std::chrono::steady_clock::time_point t0;
-public:
-    step_clock_t(const gpu_t& gpu, cuzk_quotient_times* times)
-    : gpu(gpu), times(times), t0(std::chrono::steady_clock::now())
-    {   if (times) *times = cuzk_quotient_times{};   }
-
-    // Waits for streams 0..2 and charges the time since the last lap to `step`.
-    void lap(double cuzk_quotient_times::* step)
-    {
-        if (!times) return;
-        for (int i = 0; i < 3; i++) gpu[i].sync();
-        auto t1 = std::chrono::steady_clock::now();
-        times->*step = std::chrono::duration<double, std::milli>(t1 - t0).count();
-        t0 = t1;
-    }
-};
 
 // h = (a·b − c)/Z in coefficient form on the device. `fill(d, size)` writes a, b, c into the
 // three zero-padded 2^lg buffers d[0..3) on streams 0, 1, 2 of `gpu`; `h_out`, `h_msm` and
@@ -811,7 +840,7 @@ static cuzk_status quotient_with(const gpu_t* gpu, uint32_t lg, const fr_t* z_in
     size_t size = (size_t)1 << lg;
     if (h_len > size)
         return status_of(CUZK_BAD_ARGUMENT, "H query longer than the domain");
-    step_clock_t clock{*gpu, times};
+    step_clock_t<cuzk_quotient_times> clock{*gpu, times};
     dev_ptr_t<fr_t> d_a{size, (*gpu)[0]};
     {
         dev_ptr_t<fr_t> d_b{size, (*gpu)[1]}, d_c{size, (*gpu)[2]};
@@ -1057,11 +1086,13 @@ enum : int32_t { CUZK_PCE_L = 0, CUZK_PCE_A = 1, CUZK_PCE_B = 2 };
 
 // Runs `msm` over scalars `which` of the uploaded witness, in device memory.
 template<class M, class P>
-static cuzk_status pce_msm(cuzk_pce_t* pce, M* msm, int32_t which, P* out)
+static cuzk_status pce_msm(cuzk_pce_t* pce, M* msm, int32_t which, P* out,
+                           cuzk_split_times* times)
 {
     return guarded([&] {
         const gpu_t& gpu = pce->gpu;
         gpu.select();
+        step_clock_t<cuzk_split_times> clock{gpu, times};
         if (which != CUZK_PCE_L && which != CUZK_PCE_A && which != CUZK_PCE_B)
             return status_of(CUZK_BAD_ARGUMENT, "unknown PCE scalar set");
         size_t n = which == CUZK_PCE_L ? pce->num_aux
@@ -1069,24 +1100,27 @@ static cuzk_status pce_msm(cuzk_pce_t* pce, M* msm, int32_t which, P* out)
         if (n > msm->size())
             return status_of(CUZK_BAD_ARGUMENT, "more scalars than points");
         if (which == CUZK_PCE_L)
-            return from_rust(msm->sparse(*out, &pce->w[pce->num_inputs], n));
+            return from_rust(msm->sparse(*out, &pce->w[pce->num_inputs], n, &clock));
         if (n == 0) { out->inf(); return ok(); }
         const uint32_t* idx = which == CUZK_PCE_A ? &pce->a_idx[0] : &pce->b_idx[0];
         dev_ptr_t<fr_t> s{n, gpu[0]};
         cuzk_gather<<<gpu.sm_count() * 4, 256, 0, gpu[0]>>>(&s[0], &pce->w[0], idx, n);
         CUDA_OK(cudaGetLastError());
         gpu[0].sync();
-        return from_rust(msm->sparse(*out, &s[0], n));
+        clock.lap(&cuzk_split_times::gather);
+        return from_rust(msm->sparse(*out, &s[0], n, &clock));
     });
 }
 
 extern "C" {
 
-cuzk_status cuzk_pce_msm_g1(cuzk_pce_t* pce, msm_g1_t* msm, int32_t which, point_t* out)
-{   return pce_msm(pce, msm, which, out);   }
+cuzk_status cuzk_pce_msm_g1(cuzk_pce_t* pce, msm_g1_t* msm, int32_t which, point_t* out,
+                            cuzk_split_times* times)
+{   return pce_msm(pce, msm, which, out, times);   }
 
-cuzk_status cuzk_pce_msm_g2(cuzk_pce_t* pce, msm_g2_t* msm, int32_t which, point_fp2_t* out)
-{   return pce_msm(pce, msm, which, out);   }
+cuzk_status cuzk_pce_msm_g2(cuzk_pce_t* pce, msm_g2_t* msm, int32_t which, point_fp2_t* out,
+                            cuzk_split_times* times)
+{   return pce_msm(pce, msm, which, out, times);   }
 
 } // extern "C"
 

@@ -81,22 +81,29 @@ fn prepare(a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Domain, Fr), ProverError> {
     vanishing_inverse(a.len())
 }
 
-/// A device quotient's step times, asked for only while `debug` events are on (asking makes
-/// every step wait for the device) and reported as one event.
-pub(crate) struct StepTimes(Option<QuotientTimes>);
+/// A device call's step times (`QuotientTimes`, `SplitTimes`), asked for only while `debug`
+/// events are on (asking makes every step wait for the device).
+pub(crate) struct StepTimes<T>(Option<T>);
 
-impl StepTimes {
+impl<T: Default> StepTimes<T> {
     pub(crate) fn wanted() -> Self {
-        StepTimes(tracing::enabled!(tracing::Level::DEBUG).then(QuotientTimes::default))
+        StepTimes(tracing::enabled!(tracing::Level::DEBUG).then(T::default))
     }
 
     /// Where the C side writes the times; null when they are not wanted.
-    pub(crate) fn ptr(&mut self) -> *mut QuotientTimes {
+    pub(crate) fn ptr(&mut self) -> *mut T {
         self.0
             .as_mut()
-            .map_or(std::ptr::null_mut(), |t| t as *mut QuotientTimes)
+            .map_or(std::ptr::null_mut(), |t| t as *mut T)
     }
 
+    /// The times, if they were wanted.
+    pub(crate) fn taken(self) -> Option<T> {
+        self.0
+    }
+}
+
+impl StepTimes<QuotientTimes> {
     pub(crate) fn report(self) {
         if let Some(t) = self.0 {
             tracing::debug!(
@@ -140,7 +147,7 @@ pub fn quotient(
 ) -> Result<(Domain, Coefficients), ProverError> {
     let (domain, z_inv) = prepare(a, b, c)?;
     let mut h = vec![Fr::ZERO; domain.size()];
-    let mut times = StepTimes::wanted();
+    let mut times = StepTimes::<QuotientTimes>::wanted();
     cuda!(
         device.ordinal(),
         cuzk_quotient(
@@ -175,7 +182,7 @@ pub fn quotient_msm(
     let h_len = check_h(base, &domain)?;
     let mut out = <G1Projective as group::Group>::identity();
     let ordinal = base.ordinal();
-    let mut times = StepTimes::wanted();
+    let mut times = StepTimes::<QuotientTimes>::wanted();
     cuda!(
         ordinal,
         cuzk_quotient(

@@ -22,7 +22,7 @@ use std::ptr::NonNull;
 
 use cuzk_groth16::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
-use crate::sys::cuda;
+use crate::sys::{cuda, SplitTimes};
 use crate::{Device, GpuError};
 
 /// A group whose MSM has device entry points.
@@ -43,6 +43,7 @@ pub trait Curve: Send + 'static {
         pce: NonNull<c_void>,
         ordinal: usize,
         which: i32,
+        times: *mut SplitTimes,
     ) -> Result<Self::Projective, GpuError>;
     #[doc(hidden)]
     fn time(
@@ -109,11 +110,12 @@ macro_rules! device_curve {
                 pce: NonNull<c_void>,
                 ordinal: usize,
                 which: i32,
+                times: *mut SplitTimes,
             ) -> Result<$projective, GpuError> {
                 let mut out = <$projective as group::Group>::identity();
                 cuda!(
                     ordinal,
-                    $run_pce(pce.as_ptr(), raw.as_ptr(), which, &mut out)
+                    $run_pce(pce.as_ptr(), raw.as_ptr(), which, &mut out, times)
                 )?;
                 Ok(out)
             }

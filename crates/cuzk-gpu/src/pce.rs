@@ -18,7 +18,7 @@ use ff::Field;
 
 use crate::domain::{check_h, vanishing_inverse, StepTimes};
 use crate::msm::{Curve, DeviceBase, G1};
-use crate::sys::cuda;
+use crate::sys::{cuda, QuotientTimes, SplitTimes};
 use crate::{Device, GpuError};
 
 /// `cuzk_matrix_host`: one matrix's sections as the kernels read them.
@@ -223,7 +223,7 @@ impl DevicePce {
         self.loaded()?;
         let (domain, z_inv) = self.domain()?;
         let mut h = vec![Fr::ZERO; domain.size()];
-        let mut times = StepTimes::wanted();
+        let mut times = StepTimes::<QuotientTimes>::wanted();
         cuda!(
             self.ordinal,
             cuzk_pce_quotient(
@@ -248,7 +248,7 @@ impl DevicePce {
         let (domain, z_inv) = self.domain()?;
         let h_len = check_h(base, &domain)?;
         let mut out = <G1Projective as group::Group>::identity();
-        let mut times = StepTimes::wanted();
+        let mut times = StepTimes::<QuotientTimes>::wanted();
         cuda!(
             self.ordinal,
             cuzk_pce_quotient(
@@ -284,7 +284,27 @@ impl DevicePce {
                 base.len()
             )));
         }
-        C::run_pce(base.raw(), self.raw, self.ordinal, which as i32)
+        let mut times = StepTimes::<SplitTimes>::wanted();
+        let sum = C::run_pce(
+            base.raw(),
+            self.raw,
+            self.ordinal,
+            which as i32,
+            times.ptr(),
+        )?;
+        if let Some(t) = times.taken() {
+            tracing::debug!(
+                scalars = ?which,
+                gather_ms = t.gather,
+                classes_ms = t.classes,
+                ones_ms = t.ones,
+                others_ms = t.others,
+                ones = t.ones_n,
+                others = t.others_n,
+                "witness msm steps"
+            );
+        }
+        Ok(sum)
     }
 
     /// Inputs, aux, constraints: the circuit this upload serves.

@@ -28,6 +28,19 @@ pub(crate) struct QuotientTimes {
     pub msm: f64,
 }
 
+/// `cuzk_split_times`: where a witness MSM's time went (ms), and its ones and others.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+#[doc(hidden)]
+pub struct SplitTimes {
+    pub gather: f64,
+    pub classes: f64,
+    pub ones: f64,
+    pub others: f64,
+    pub ones_n: u64,
+    pub others_n: u64,
+}
+
 const BAD_ORDINAL: i32 = -1;
 const HOST_ALLOC: i32 = -2;
 const BAD_ARGUMENT: i32 = -3;
@@ -91,7 +104,7 @@ pub(crate) mod ffi {
     use blstrs::{Fp, Fp2};
     use cuzk_groth16::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
-    use super::{QuotientTimes, Status};
+    use super::{QuotientTimes, SplitTimes, Status};
     use crate::msm::BucketSteps;
     use crate::pce::MatrixHost;
 
@@ -240,12 +253,14 @@ pub(crate) mod ffi {
             msm: *mut Msm,
             which: i32,
             out: *mut G1Projective,
+            times: *mut SplitTimes,
         ) -> Status;
         pub(crate) fn cuzk_pce_msm_g2(
             pce: *mut Pce,
             msm: *mut Msm,
             which: i32,
             out: *mut G2Projective,
+            times: *mut SplitTimes,
         ) -> Status;
     }
 }
