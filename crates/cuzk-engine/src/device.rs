@@ -146,6 +146,9 @@ pub struct Ledger {
     pub working: u64,
     /// The most ever in use.
     pub peak: u64,
+    /// Every circuit a call ran under since it was last evicted: what the backend may still
+    /// hold, whatever `resident` estimates (the backend frees by the memory it finds free).
+    pub placed: Vec<CircuitId>,
 }
 
 impl Ledger {
@@ -166,6 +169,9 @@ impl Ledger {
         limit: Option<u64>,
     ) {
         let f = f.unwrap_or_default();
+        if !self.placed.contains(circuit) {
+            self.placed.push(circuit.clone());
+        }
         self.resident.retain(|r| &r.0 != circuit);
         self.resident.push((circuit.clone(), f.resident));
         self.working = f.per_proof * batch as u64;
@@ -288,5 +294,7 @@ mod tests {
         l.start(&circuit(1), f(150, 50), 1, Some(200));
         assert_eq!((l.used(), l.peak, names(&l)), (200, 200, vec![circuit(1)]));
         assert!(l.holds(&circuit(1)) && !l.holds(&circuit(0)));
+        // The backend may still hold what the estimate dropped.
+        assert_eq!(l.placed, [circuit(0), circuit(1), circuit(2)]);
     }
 }

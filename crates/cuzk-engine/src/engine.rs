@@ -478,7 +478,8 @@ impl Engine {
     }
 
     pub fn status(&self) -> Status {
-        // Taken before the state lock: the ready queue's lock is never held inside it.
+        // Taken before the state lock, not to hold it longer (the ready queue's lock nests
+        // inside the state lock, never the other way round: `Shared::schedule`).
         let ledgers = self.shared.ready.ledgers();
         let st = self.shared.lock();
         let mut queues: BTreeMap<String, QueueStatus> = BTreeMap::new();
@@ -708,6 +709,14 @@ impl Shared {
         self.cv.wait(st).unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Every change to the queued partitions goes through here: the ready queue then learns
+    /// how many critical ones are queued (each may be made past the look-ahead).
+    fn schedule<R>(&self, st: &mut State, change: impl FnOnce(&mut Scheduler) -> R) -> R {
+        let r = change(&mut st.scheduler);
+        self.ready.set_critical(st.scheduler.critical());
+        r
+    }
+
     /// Hands `item` to the finisher thread to drop, off the hot path.
     pub(crate) fn release(&self, item: Box<dyn Send>) {
         let tx = self
@@ -802,11 +811,8 @@ impl Shared {
                 };
                 let partitions = plan.partitions();
                 st.jobs.insert(job, JobEntry::new(&rec, Some(plan)));
-                st.scheduler.push(job, rec.priority, 0..partitions);
+                self.schedule(&mut st, |s| s.push(job, rec.priority, 0..partitions));
                 drop(st);
-                if rec.priority == Priority::Critical {
-                    self.ready.expedite(partitions);
-                }
                 Counters::add(&self.counters.submitted, 1);
                 self.cv.notify_all();
                 Ok(job)
@@ -869,7 +875,7 @@ impl Shared {
             }
             Ok(_) if pending.is_empty() => self.complete(id),
             Ok(_) => {
-                self.lock().scheduler.push(id, priority, pending);
+                self.schedule(&mut self.lock(), |s| s.push(id, priority, pending));
             }
         }
         Ok(())
@@ -1039,7 +1045,7 @@ impl Shared {
                     let charged = st.budget.try_charge(part_bytes);
                     debug_assert!(charged);
                     st.residency.pin(&circuit);
-                    st.scheduler.pop();
+                    self.schedule(st, Scheduler::pop);
                     st.in_flight += 1;
                     let now = now_ms();
                     let e = st.jobs.get_mut(&job).expect("peeked job exists");
@@ -1174,12 +1180,12 @@ impl Shared {
         e.proofs = Vec::new();
         e.result = result;
         let timings = e.timings;
-        st.scheduler.remove(job);
         if !self.halted() {
             let _ = self
                 .store
                 .finish(job, &to, e.result.as_deref(), timings, now);
         }
+        self.schedule(st, |s| s.remove(job));
         let counter = match to {
             JobState::Succeeded => &self.counters.succeeded,
             JobState::Cancelled => &self.counters.cancelled,

@@ -178,7 +178,8 @@ impl Assignment {
 /// CPU makes partition N+1 for every device while it proves N; with 0 it starts only when a
 /// device is idle, for a backend that needs every core itself (the CPU backend), where
 /// overlapping would only slow both sides. Critical partitions are not held to that limit
-/// ([`ReadyQueue::expedite`]).
+/// ([`ReadyQueue::set_critical`]). Its lock nests inside the engine's state lock; it never
+/// takes that lock itself.
 pub(crate) struct ReadyQueue {
     inner: Mutex<Queue>,
     cv: Condvar,
@@ -191,8 +192,11 @@ struct Queue {
     items: VecDeque<Box<Ready>>,
     /// Claims held by CPU workers.
     producing: usize,
-    /// Critical partitions submitted and not yet admitted: each may take a claim past the
-    /// look-ahead, so that it is made now and not after the queued partitions ahead of it.
+    /// Critical partitions queued in the scheduler, as the engine last set it: each may take
+    /// a claim past the look-ahead, so that it is made now and not after the queued partitions
+    /// ahead of it. Set, never counted here, so a cancelled or recovered job cannot skew it.
+    critical: usize,
+    /// Claims granted past the look-ahead whose partition is not admitted yet.
     express: usize,
     /// Backend workers waiting for items.
     idle: usize,
@@ -213,18 +217,20 @@ pub(crate) struct Claim<'a> {
 
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
-        self.queue.lock().producing -= 1;
+        let mut q = self.queue.lock();
+        q.producing -= 1;
+        q.express -= usize::from(self.express);
+        drop(q);
         self.queue.cv.notify_all();
     }
 }
 
 impl Claim<'_> {
-    /// The claim was used for a partition of `priority`: a critical one admitted under an
-    /// ordinary claim no longer needs its express claim.
-    pub fn admitted(&self, priority: Priority) {
-        if priority == Priority::Critical && !self.express {
-            let mut q = self.queue.lock();
-            q.express = q.express.saturating_sub(1);
+    /// A partition was admitted under this claim: an express claim has served (whichever
+    /// partition it got, the engine's critical count now says what is still queued).
+    pub fn admitted(&mut self) {
+        if std::mem::take(&mut self.express) {
+            self.queue.lock().express -= 1;
         }
     }
 }
@@ -245,21 +251,19 @@ impl ReadyQueue {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits until the backends want another partition, or a critical one waits; `None` once
-    /// claims stop.
+    /// Waits until the backends want another partition, or a critical one waits for a claim;
+    /// `None` once claims stop.
     fn claim(&self) -> Option<Claim<'_>> {
         let mut q = self.lock();
         let full = |q: &Queue| q.items.len() + q.producing >= q.idle + self.ahead;
-        while !q.no_claims && full(&q) && q.express == 0 {
+        while !q.no_claims && full(&q) && q.critical <= q.express {
             q = self.cv.wait(q).unwrap_or_else(|p| p.into_inner());
         }
         if q.no_claims {
             return None;
         }
         let express = full(&q);
-        if express {
-            q.express -= 1;
-        }
+        q.express += usize::from(express);
         q.producing += 1;
         Some(Claim {
             queue: self,
@@ -267,12 +271,18 @@ impl ReadyQueue {
         })
     }
 
-    /// `partitions` critical partitions were queued: each may be made at once, past the
-    /// look-ahead (a WinningPoSt then waits only for the partition on the device, not also for
-    /// the ones made ahead of it).
-    pub fn expedite(&self, partitions: usize) {
-        self.lock().express += partitions;
-        self.cv.notify_all();
+    /// The scheduler now holds `partitions` critical partitions: each may be made at once,
+    /// past the look-ahead (a WinningPoSt then waits only for the partition on the device, not
+    /// also for the ones made ahead of it). The engine calls this on every change to its
+    /// scheduler, under the engine's lock, so calls arrive in order.
+    pub fn set_critical(&self, partitions: usize) {
+        let mut q = self.lock();
+        let more = partitions > q.critical;
+        q.critical = partitions;
+        drop(q);
+        if more {
+            self.cv.notify_all();
+        }
     }
 
     /// Queues a partition made under `claim`; gives it back if the queue is closed.
@@ -283,6 +293,7 @@ impl ReadyQueue {
         }
         q.items.push_back(item);
         q.producing -= 1;
+        q.express -= usize::from(claim.express);
         std::mem::forget(claim);
         drop(q);
         self.cv.notify_all();
@@ -342,18 +353,20 @@ impl ReadyQueue {
         self.lock().ledgers[index].end();
     }
 
-    /// Devices that hold `circuit` no longer hold it (the engine evicted it): their ledgers
-    /// forget it, and the caller releases it on those backends.
+    /// The engine evicted `circuit`: the ledgers forget it, and the caller releases it on the
+    /// devices returned, every one that ran it since its last eviction (the backend may hold
+    /// it where the ledger's estimate has dropped it).
     pub fn forget(&self, circuit: &CircuitId) -> Vec<usize> {
         let mut q = self.lock();
-        let mut held = Vec::new();
+        let mut placed = Vec::new();
         for (i, l) in q.ledgers.iter_mut().enumerate() {
-            if l.holds(circuit) {
+            if l.placed.contains(circuit) {
+                l.placed.retain(|c| c != circuit);
                 l.resident.retain(|r| &r.0 != circuit);
-                held.push(i);
+                placed.push(i);
             }
         }
-        held
+        placed
     }
 
     /// Every device's ledger, in device order.
@@ -387,11 +400,11 @@ fn ms(d: Duration) -> u64 {
 }
 
 pub(crate) fn cpu_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Finish>) {
-    while let Some(claim) = shared.ready.claim() {
+    while let Some(mut claim) = shared.ready.claim() {
         let Some(mut work) = shared.admit() else {
             return;
         };
-        claim.admitted(work.priority);
+        claim.admitted();
         if work.first {
             shared.mark_running(work.job);
         }

@@ -12,12 +12,20 @@ struct Pending {
     partitions: VecDeque<usize>,
 }
 
+impl Pending {
+    fn critical(&self) -> bool {
+        self.key.0 .0 == Priority::Critical
+    }
+}
+
 /// Jobs with partitions still to dispatch.
 #[derive(Debug, Default)]
 pub struct Scheduler {
     order: BTreeMap<(Reverse<Priority>, u64), JobId>,
     jobs: HashMap<JobId, Pending>,
     seq: u64,
+    /// Critical partitions queued (what the CPU workers may make past their look-ahead).
+    critical: usize,
 }
 
 impl Scheduler {
@@ -37,6 +45,9 @@ impl Scheduler {
             return;
         }
         self.seq += 1;
+        if priority == Priority::Critical {
+            self.critical += partitions.len();
+        }
         let key = (Reverse(priority), self.seq);
         self.order.insert(key, job);
         self.jobs.insert(job, Pending { key, partitions });
@@ -53,6 +64,9 @@ impl Scheduler {
         let (job, partition) = self.peek()?;
         let p = self.jobs.get_mut(&job).expect("ordered jobs are pending");
         p.partitions.pop_front();
+        if p.critical() {
+            self.critical -= 1;
+        }
         if p.partitions.is_empty() {
             self.remove(job);
         }
@@ -64,6 +78,9 @@ impl Scheduler {
         match self.jobs.remove(&job) {
             Some(p) => {
                 self.order.remove(&p.key);
+                if p.critical() {
+                    self.critical -= p.partitions.len();
+                }
                 true
             }
             None => false,
@@ -78,6 +95,11 @@ impl Scheduler {
 
     pub fn contains(&self, job: JobId) -> bool {
         self.jobs.contains_key(&job)
+    }
+
+    /// Critical partitions still queued.
+    pub fn critical(&self) -> usize {
+        self.critical
     }
 
     /// Number of jobs with partitions queued.
@@ -130,7 +152,8 @@ mod tests {
 
     proptest! {
         /// Against a model: every pop is the most urgent queued partition, FIFO within a
-        /// priority, partitions of a job in order, cancelled jobs never come out.
+        /// priority, partitions of a job in order, cancelled jobs never come out, and the
+        /// critical count is the critical partitions queued.
         #[test]
         fn pops_follow_priority_then_fifo(ops in prop::collection::vec(op(), 1..80)) {
             let mut s = Scheduler::new();
@@ -158,6 +181,12 @@ mod tests {
                     }
                 }
                 prop_assert_eq!(s.len(), model.len());
+                let critical: usize = model
+                    .iter()
+                    .filter(|(p, ..)| *p == Priority::Critical)
+                    .map(|(.., parts)| parts.len())
+                    .sum();
+                prop_assert_eq!(s.critical(), critical);
             }
         }
     }

@@ -235,6 +235,55 @@ fn critical_work_is_made_without_waiting_for_the_lookahead() {
     proof_of(engine.await_job(long, Wait::Forever).unwrap());
 }
 
+/// A critical job cancelled before any of its partitions was admitted leaves no claims past
+/// the look-ahead behind: the partitions made after it still wait for the device (each one
+/// made early holds a partition's memory; 32 GiB PoRep ones are 14 GB).
+#[test]
+fn a_cancelled_critical_job_leaves_the_lookahead_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let scaled = |budget| {
+        let mut cfg = config(dir.path(), sim(60));
+        cfg.meter = SCALE;
+        cfg.budget_bytes = budget;
+        Engine::start(cfg).unwrap()
+    };
+    let Err(EngineError::NeverFits { needed, .. }) =
+        scaled(1).submit(request("probe", Priority::Normal, MEDIUM, 1))
+    else {
+        panic!("a one-byte budget fits nothing")
+    };
+    // MEDIUM fits alone, not beside SMALL at work: the critical job waits at the head of the
+    // queue until the long job's partitions in flight are done.
+    let engine = scaled(needed);
+    let long = submit(&engine, "long", Priority::Normal, SMALL, 14);
+    wait_running(&engine, long, 1);
+    let critical = submit(&engine, "c", Priority::Critical, MEDIUM, 8);
+    let (_, cancelled) = engine.trace(u64::MAX);
+    assert!(!engine.cancel(critical).unwrap(), "cancelled before it ran");
+    proof_of(engine.await_job(long, Wait::Forever).unwrap());
+    // Partitions made and not yet on the device, at most: the look-ahead's one, and one more
+    // while the device takes it (the spans' ends and starts are stamped a little apart).
+    let (spans, _) = engine.trace(0);
+    let stamp = |k: u32, stage| {
+        spans
+            .iter()
+            .find(|s| s.job == long && s.partition == k && s.stage == stage)
+            .map(|s| (s.start_us, s.end_us))
+            .unwrap()
+    };
+    let waits: Vec<(u64, u64)> = (0..14)
+        .map(|k| (stamp(k, Stage::Synthesis).1, stamp(k, Stage::Backend).0))
+        .collect();
+    let most = waits
+        .iter()
+        .map(|&(made, _)| made)
+        .filter(|&t| t > cancelled)
+        .map(|t| waits.iter().filter(|&&(m, b)| m <= t && t < b).count())
+        .max()
+        .unwrap();
+    assert!(most <= 2, "{most} partitions made ahead of the device");
+}
+
 #[test]
 fn cancel_stops_queued_and_running_jobs_and_frees_their_memory() {
     let dir = tempfile::tempdir().unwrap();
@@ -563,7 +612,16 @@ fn evicting_a_circuit_releases_the_devices_that_hold_it() {
     // The next job uploads again.
     let job = submit(&engine, "s2", Priority::Normal, SMALL, 1);
     proof_of(engine.await_job(job, Wait::Forever).unwrap());
-    assert_eq!(resident(), [small]);
+    assert_eq!(resident(), std::slice::from_ref(&small));
+    // A circuit the ledger counts as displaced may still be held by the backend (a GPU
+    // frees by the memory it finds free, not by the ledger's estimate): released all the same.
+    let job = submit(&engine, "m", Priority::Normal, MEDIUM, 1);
+    proof_of(engine.await_job(job, Wait::Forever).unwrap());
+    assert_eq!(resident(), std::slice::from_ref(&medium));
+    engine.evict(&small).unwrap();
+    assert_eq!(backend.releases(), 2);
+    engine.evict(&small).unwrap();
+    assert_eq!(backend.releases(), 2, "released once per placement");
 }
 
 /// A circuit whose spec asks for fixed-base tables gets them when it goes hot under a host
