@@ -10,6 +10,11 @@
 #           with PCE=1 the circuit's PCE (else the daemon's first job extracts it: PoRep 80 s,
 #           WindowPoSt about 5 min).
 #           With WINNING=1 also a 32 GiB WinningPoSt key and request beside it.
+#           With SEEDED=1 no key is written: the daemon makes the same key (seed 32) in memory
+#           on its first job (engine.seeded_keys; a 32 GiB WindowPoSt key is 60.7 GB, more
+#           than the device's disk) and writes only its .vk. PCE=1 then cannot name the PCE
+#           file: the daemon's first job extracts and caches it instead (so a first `run` may
+#           be cut off by the device call's limit; the next one finds the PCE).
 #   run     `cuzk daemon` (GPU backend, defaults; its peak RSS read at the end): one proof alone, then
 #           $COUNT proofs at each of $LEVELS in flight through `cuzk bench` (every proof is
 #           verified by the daemon before it returns; the bench checks each comes back once).
@@ -50,9 +55,15 @@ setup)
   mkdir -p "$params" "$sector"
   # The key on the GPU, the sector and the PCE on the host's other cores meanwhile (each
   # records the circuit on one thread).
-  /usr/bin/time -v "$bin/cuzk" paramgen "$kind" --sector-size 32GiB --out "$params" --gpu 0 \
-    --seed 32 > "$out/paramgen.log" 2>&1 &
-  key=$!
+  if [ "${SEEDED:-0}" = 1 ]; then
+    [ "${PCE:-0}" = 1 ] && { echo "SEEDED=1: leave PCE to the daemon" >&2; exit 2; }
+    : > "$out/paramgen.log"
+    key=
+  else
+    /usr/bin/time -v "$bin/cuzk" paramgen "$kind" --sector-size 32GiB --out "$params" --gpu 0 \
+      --seed 32 > "$out/paramgen.log" 2>&1 &
+    key=$!
+  fi
   case "$kind" in
   porep) "$bin/cuzk" random-c1 --sector-size 32GiB --seed 1 --out "$sector" ;;
   window-post) "$bin/cuzk" random-post --registered-proof 13 --out "$sector/request.bin" ;;
@@ -66,7 +77,7 @@ setup)
     /usr/bin/time -v "$bin/cuzk" pce extract "$kind" --sector-size 32GiB \
       --out "$work/pce.tmp" > "$out/pce.log" 2>&1
   fi
-  wait "$key"
+  [ -z "$key" ] || wait "$key"
   tail -30 "$out/paramgen.log"
   if [ -f "$work/pce.tmp" ]; then
     # The kind's key, as paramgen named it (WINNING=1 puts a second key beside it).
@@ -79,8 +90,10 @@ setup)
 run)
   [ -x "$bin/cuzk" ] || tar -xJf "$bin/bin.tar.xz" -C "$bin"
   rm -rf "$sock" "$work/store" "$work"/proofs-*
-  "$bin/cuzk" daemon --listen "unix://$sock" --params "$params" --store "$work/store" \
-    > "$out/daemon.log" 2>&1 &
+  seeded=()
+  [ "${SEEDED:-0}" = 1 ] && seeded=(CUZK_ENGINE_SEEDED_KEYS=32)
+  env "${seeded[@]}" "$bin/cuzk" daemon --listen "unix://$sock" --params "$params" \
+    --store "$work/store" > "$out/daemon.log" 2>&1 &
   daemon=$!
   for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done
   # Each bench is cut off after $LIMIT s ($LIMIT_SINGLE for the first, which loads the key

@@ -187,6 +187,11 @@ pub struct EngineSection {
     /// How long an uncollected result is kept, in seconds.
     pub result_ttl_secs: u64,
     pub max_restarts: u32,
+    /// Bench only: a key whose `.params` file is missing from `params_dir` is made in memory
+    /// from this seed (the key `cuzk paramgen --seed` writes, its points on the first GPU),
+    /// and its `.vk` is written there; proofs verify against that `.vk` only. For keys larger
+    /// than the disk: a 32 GiB WindowPoSt key is 60.7 GB.
+    pub seeded_keys: Option<u64>,
 }
 
 impl Default for EngineSection {
@@ -218,6 +223,7 @@ impl Default for EngineSection {
             point_cache: true,
             result_ttl_secs: 24 * 3600,
             max_restarts: 3,
+            seeded_keys: None,
         }
     }
 }
@@ -692,6 +698,16 @@ mod tests {
         assert!(!s.engine.device_pce);
         let s = load("", &[("CUZK_ENGINE_DEVICE_PCE", "false")]).unwrap();
         assert!(!s.engine.device_pce);
+    }
+
+    #[test]
+    fn seeded_keys_are_off_unless_a_seed_is_given() {
+        assert_eq!(load("", &[]).unwrap().engine.seeded_keys, None);
+        let s = load("[engine]\nseeded_keys = 7", &[]).unwrap();
+        assert_eq!(s.engine.seeded_keys, Some(7));
+        let s = load("", &[("CUZK_ENGINE_SEEDED_KEYS", "9")]).unwrap();
+        assert_eq!(s.engine.seeded_keys, Some(9));
+        assert!(error("[engine]\nseeded_keys = -1", &[]).contains("engine.seeded_keys"));
     }
 
     #[test]

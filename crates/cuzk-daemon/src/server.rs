@@ -9,8 +9,9 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use cuzk_engine::budget::Meter;
 use cuzk_engine::kind::Registry;
-use cuzk_engine::{DeviceSlot, Engine, EngineConfig};
+use cuzk_engine::{DeviceSlot, Engine, EngineConfig, SeededKeys};
 use cuzk_groth16::backend::{Backend, CpuBackend};
+use cuzk_groth16::generator::{CpuFixedBase, FixedBaseMul};
 use cuzk_proto::diag::v1::diagnostics_server::DiagnosticsServer;
 use cuzk_proto::v1::proving_engine_server::ProvingEngineServer;
 use tokio::net::UnixListener;
@@ -103,6 +104,17 @@ pub fn start_engine(s: &Settings) -> Result<(Engine, Vec<DeviceInfo>)> {
     cfg.point_cache = e.point_cache;
     cfg.result_ttl = s.result_ttl;
     cfg.max_restarts = e.max_restarts;
+    if let Some(seed) = e.seeded_keys {
+        let points: Arc<dyn FixedBaseMul + Send + Sync> = match devices.first() {
+            Some(d) => Arc::new(cuzk_gpu::setup::GpuFixedBase::new(d.ordinal)?),
+            None => Arc::new(CpuFixedBase),
+        };
+        tracing::warn!(
+            seed,
+            "engine.seeded_keys: missing keys are made in memory (bench only)"
+        );
+        cfg.seeded_keys = Some(SeededKeys::new(seed, points));
+    }
     let engine = Engine::start(cfg)
         .with_context(|| format!("engine.store_dir: starting on {}", e.store_dir.display()))?;
     Ok((engine, devices))

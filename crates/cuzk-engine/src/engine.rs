@@ -26,7 +26,7 @@ use crate::job::{JobId, JobInfo, JobState, Outcome, Priority, Request, Timings, 
 use crate::kind::{CircuitId, Plan, Registry};
 use crate::metrics::{Counters, Metrics, QueueDepth};
 use crate::pipeline::{self, Finish, Lease, ReadyQueue, Work};
-use crate::residency::{self, Evicted, Hot, Residency, ResidentInfo, Tier};
+use crate::residency::{self, Evicted, Hot, Residency, ResidentInfo, SeededKeys, Tier};
 use crate::scheduler::Scheduler;
 use crate::store::{Accept, Loaded, Store};
 use crate::trace::{Span, Trace};
@@ -72,6 +72,9 @@ pub struct EngineConfig {
     /// A job found started-but-unfinished at more starts than this fails instead of running
     /// again (it may be what kills the process).
     pub max_restarts: u32,
+    /// Bench only: keys whose `.params` file is missing are made in memory from a seed
+    /// (`None`, the default: a missing file is an error).
+    pub seeded_keys: Option<SeededKeys>,
 }
 
 impl std::fmt::Debug for EngineConfig {
@@ -90,6 +93,7 @@ impl std::fmt::Debug for EngineConfig {
             .field("point_cache", &self.point_cache)
             .field("result_ttl", &self.result_ttl)
             .field("max_restarts", &self.max_restarts)
+            .field("seeded_keys", &self.seeded_keys)
             .finish_non_exhaustive()
     }
 }
@@ -118,6 +122,7 @@ impl EngineConfig {
             point_cache: false,
             result_ttl: Duration::from_secs(24 * 3600),
             max_restarts: 3,
+            seeded_keys: None,
         }
     }
 }
@@ -331,7 +336,8 @@ impl Engine {
             devices: cfg.devices,
             meter: cfg.meter,
             max_batch: cfg.max_batch,
-            loader: residency::Loader::new(cfg.validation, cfg.point_cache, tables_bytes),
+            loader: residency::Loader::new(cfg.validation, cfg.point_cache, tables_bytes)
+                .with_seeded_keys(cfg.seeded_keys.clone()),
             result_ttl: cfg.result_ttl,
             max_restarts: cfg.max_restarts,
             store,
@@ -940,14 +946,14 @@ impl Shared {
     /// Loads `circuit` to the hot tier (after [`Shared::begin_load`]), then charges its
     /// measured size instead of the estimate.
     pub(crate) fn load(&self, circuit: &CircuitId) -> Result<(), String> {
-        let spec = self
+        let (spec, warm) = self
             .lock()
             .residency
             .get(circuit)
-            .map(|e| e.spec.clone())
+            .map(|e| (e.spec.clone(), e.warm.clone()))
             .ok_or("circuit vanished")?;
         let t = Instant::now();
-        let loaded = self.loader.load_hot(&spec);
+        let loaded = self.loader.load_hot(&spec, warm);
         Counters::add(&self.counters.load_ns, t.elapsed().as_nanos() as u64);
         Counters::add(&self.counters.loads, 1);
         let mut guard = self.lock();

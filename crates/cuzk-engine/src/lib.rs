@@ -37,4 +37,5 @@ pub use engine::{
 pub use error::{EngineError, KindError, StoreError};
 pub use job::{JobId, JobInfo, JobState, Outcome, Priority, Request, Timings, Wait};
 pub use metrics::{DeviceMetrics, Metrics, QueueDepth, StageLatency};
+pub use residency::SeededKeys;
 pub use trace::{Span, Stage};

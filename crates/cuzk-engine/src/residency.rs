@@ -12,9 +12,10 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 
+use cuzk_groth16::generator::FixedBaseMul;
 use cuzk_groth16::msm::Tables;
 use cuzk_groth16::params::{ParamsError, PointCache, ProvingKey, Validation};
 use cuzk_groth16::verifier::PreparedVerifyingKey;
@@ -240,8 +241,24 @@ pub struct Loader {
     point_cache: bool,
     /// Fixed-base table memory per key whose spec asks for tables.
     tables: u64,
+    seeded: Option<SeededKeys>,
     /// Point caches being written beside the first proofs, joined by [`Loader::finish`].
     writes: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// Bench only: keys made in memory where the `.params` file is missing, for keys larger than
+/// the disk (a 32 GiB WindowPoSt key is 60.7 GB; the device machine has 64 GB of disk).
+/// Each is the key `cuzk paramgen --seed` would write, and its `.vk` is written where the
+/// `.params` would be, so verifiers can check its proofs, which verify against nothing else.
+/// It lives in memory from the moment it is mapped (the warm tier then holds the whole key,
+/// outside the budget) and is made again, minutes at 32 GiB, after the circuit goes cold.
+#[derive(Clone)]
+pub struct SeededKeys {
+    seed: u64,
+    points: Arc<dyn FixedBaseMul + Send + Sync>,
+    /// The keys made, while anything holds them: two submits that map a cold circuit at once
+    /// share one key instead of making two.
+    made: Arc<Mutex<HashMap<CircuitId, Weak<ProvingKey>>>>,
 }
 
 impl Loader {
@@ -250,21 +267,33 @@ impl Loader {
             validation,
             point_cache,
             tables,
+            seeded: None,
             writes: Mutex::new(Vec::new()),
         }
     }
 
-    /// Maps `spec`'s parameter file (layout and verifying key checked) and measures the sizes.
-    /// With `columns` (every device evaluates the circuit's PCE itself), a partition holds only
-    /// its input and aux values on the host, and the backend works in device memory.
+    pub fn with_seeded_keys(mut self, seeded: Option<SeededKeys>) -> Self {
+        self.seeded = seeded;
+        self
+    }
+
+    /// Maps `spec`'s parameter file (layout and verifying key checked), or makes the key in
+    /// memory ([`SeededKeys`]), and measures the sizes. With `columns` (every device evaluates
+    /// the circuit's PCE itself), a partition holds only its input and aux values on the host,
+    /// and the backend works in device memory.
     pub fn map(&self, spec: CircuitSpec, meter: Meter, columns: bool) -> Result<Mapped, String> {
-        if !spec.params.exists() {
-            return Err(format!(
-                "no parameters at {}; generate them with `cuzk paramgen` or fetch the official files",
-                spec.params.display()
-            ));
-        }
-        let key = ProvingKey::read(&spec.params, self.validation).map_err(|e| e.to_string())?;
+        let key = match &self.seeded {
+            _ if spec.params.exists() => Arc::new(
+                ProvingKey::read(&spec.params, self.validation).map_err(|e| e.to_string())?,
+            ),
+            Some(seeded) => seeded.generate(&spec)?,
+            None => {
+                return Err(format!(
+                    "no parameters at {}; generate them with `cuzk paramgen` or fetch the official files",
+                    spec.params.display()
+                ))
+            }
+        };
         let params = meter.params(&key) + meter.scale(self.tables_plan(&spec, &key));
         // An unbuilt PCE is charged like the parameters until measured: real PCEs are far
         // smaller.
@@ -288,17 +317,24 @@ impl Loader {
         };
         Ok(Mapped {
             pvk: Arc::new(PreparedVerifyingKey::new(&key.vk)),
-            key: Arc::new(key),
+            key,
             spec,
             sizes,
         })
     }
 
-    /// Decodes `spec`'s parameters (or maps them from the point cache) and loads (or extracts
-    /// and caches) its PCE.
-    pub fn load_hot(&self, spec: &CircuitSpec) -> Result<Hot, String> {
+    /// Decodes `spec`'s parameters (or maps them from the point cache; a key made in memory,
+    /// `warm`, is taken as it is) and loads (or extracts and caches) its PCE.
+    pub fn load_hot(
+        &self,
+        spec: &CircuitSpec,
+        warm: Option<Arc<ProvingKey>>,
+    ) -> Result<Hot, String> {
         let t = std::time::Instant::now();
-        let (key, points) = self.read_key(&spec.params).map_err(|e| e.to_string())?;
+        let (key, points) = match warm {
+            Some(key) if key.file().is_none() => (key, "generated"),
+            _ => self.read_key(&spec.params).map_err(|e| e.to_string())?,
+        };
         tracing::info!(
             circuit = %spec.id,
             points = %points,
@@ -385,6 +421,54 @@ impl Loader {
         for h in writes {
             let _ = h.join();
         }
+    }
+}
+
+impl std::fmt::Debug for SeededKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeededKeys")
+            .field("seed", &self.seed)
+            .field("points", &self.points.name())
+            .finish()
+    }
+}
+
+impl SeededKeys {
+    /// Keys from `seed`, their query points computed by `points` (a GPU's, or `CpuFixedBase`).
+    pub fn new(seed: u64, points: Arc<dyn FixedBaseMul + Send + Sync>) -> Self {
+        SeededKeys {
+            seed,
+            points,
+            made: Arc::default(),
+        }
+    }
+
+    /// `spec`'s key from this seed, as `cuzk paramgen --seed` makes it; writes its `.vk`.
+    fn generate(&self, spec: &CircuitSpec) -> Result<Arc<ProvingKey>, String> {
+        use rand::SeedableRng;
+        let mut made = self.made.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(key) = made.get(&spec.id).and_then(Weak::upgrade) {
+            return Ok(key);
+        }
+        let t = std::time::Instant::now();
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(self.seed);
+        let key = (spec.setup.0)(&mut rng, self.points.as_ref())
+            .map_err(|e| format!("setup of {} in memory: {e}", spec.id))?;
+        let vk = spec.params.with_extension("vk");
+        key.vk
+            .write(&vk)
+            .map_err(|e| format!("{}: writing the verifying key: {e}", spec.id))?;
+        tracing::warn!(
+            circuit = %spec.id,
+            seed = self.seed,
+            points = self.points.name(),
+            ms = t.elapsed().as_millis() as u64,
+            vk = %vk.display(),
+            "key made in memory (bench only): its proofs verify against this .vk and no other"
+        );
+        let key = Arc::new(key);
+        made.insert(spec.id.clone(), Arc::downgrade(&key));
+        Ok(key)
     }
 }
 

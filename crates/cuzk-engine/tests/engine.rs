@@ -679,3 +679,56 @@ fn fixed_base_tables_are_charged_with_the_key() {
     assert!(picked[0] && bytes > 0, "{picked:?}");
     assert_eq!(with - without, bytes);
 }
+
+/// Bench only (a 32 GiB WindowPoSt key is larger than the device machine's disk): with seeded
+/// keys, a circuit whose `.params` file is missing gets, in memory, the key the same seed
+/// writes, and its `.vk` beside the missing file; its proofs verify under the written key.
+/// Without them, a missing file is a typed refusal.
+#[test]
+fn seeded_keys_are_made_in_memory_where_the_parameter_file_is_missing() {
+    use cuzk_engine::kind::SyntheticKind;
+    use cuzk_engine::SeededKeys;
+    use cuzk_groth16::generator::CpuFixedBase;
+    use cuzk_groth16::params::{ProvingKey, Validation, VerifyingKey};
+
+    let dir = tempfile::tempdir().unwrap();
+    let params = dir
+        .path()
+        .join("params")
+        .join(format!("cuzk-synthetic-{SMALL}.params"));
+    let vk = params.with_extension("vk");
+    // Each config writes the parameter files its kind lacks; they go before the engine starts.
+    let without_file = |seeded: Option<SeededKeys>| {
+        let mut cfg = config(dir.path(), sim(0));
+        let file = std::fs::read(&params).unwrap();
+        std::fs::remove_file(&params).unwrap();
+        cfg.seeded_keys = seeded;
+        (Engine::start(cfg).unwrap(), file)
+    };
+
+    let (engine, _) = without_file(None);
+    let err = engine
+        .submit(request("plain", Priority::Normal, SMALL, 1))
+        .unwrap_err();
+    assert!(
+        matches!(&err, EngineError::Load { reason, .. } if reason.contains("no parameters")),
+        "{err}"
+    );
+    assert!(!vk.exists());
+    engine.shutdown();
+
+    let seeded = SeededKeys::new(SyntheticKind::seed(SMALL), Arc::new(CpuFixedBase));
+    let (engine, file) = without_file(Some(seeded));
+    let job = submit(&engine, "seeded", Priority::Normal, SMALL, 2);
+    let proof = proof_of(engine.await_job(job, Wait::Forever).unwrap());
+    engine.shutdown();
+    assert!(!params.exists(), "the key stays in memory");
+    let written = ProvingKey::from_bytes(file.clone(), Validation::Full).unwrap();
+    assert_eq!(
+        VerifyingKey::read(&vk).unwrap().to_bytes(),
+        written.vk.to_bytes(),
+        "the seed's key is the one written for it"
+    );
+    std::fs::write(&params, file).unwrap();
+    assert!(kind(dir.path()).check(SMALL, &proof).unwrap());
+}

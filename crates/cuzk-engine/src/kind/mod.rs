@@ -16,8 +16,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use cuzk_groth16::assignment::Witness;
+use cuzk_groth16::generator::FixedBaseMul;
+use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::{Fr, Proof};
 use cuzk_pce::Pce;
+use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
 pub use crate::error::KindError;
@@ -73,6 +76,24 @@ pub struct CircuitSpec {
     /// so that every query's MSM takes random scalars; a bit witness (SHA-256) skips most of
     /// its MSMs through the 0/1 split, and only the large H query would use them.
     pub tables: bool,
+    /// The circuit's random setup, for keys made in memory ([`crate::SeededKeys`]).
+    pub setup: KeySetup,
+}
+
+/// Runs a circuit's random setup: the same key `cuzk paramgen` writes for the same randomness,
+/// whatever device makes the points.
+#[derive(Clone)]
+pub struct KeySetup(
+    #[allow(clippy::type_complexity)]
+    pub  Arc<
+        dyn Fn(&mut dyn RngCore, &dyn FixedBaseMul) -> Result<ProvingKey, KindError> + Send + Sync,
+    >,
+);
+
+impl fmt::Debug for KeySetup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("KeySetup")
+    }
 }
 
 /// A PCE file and how to make it when it is missing or stale.
@@ -141,11 +162,13 @@ impl Files {
     {
         let [params, _, _] = shape.file_names();
         let id = CircuitId(shape.circuit_id());
+        let shape = Arc::new(shape);
+        let extract_from = shape.clone();
         let pce = self.pce.then(|| PceSpec {
             path: self.params_dir.join(shape.pce_file_name()),
             identity: shape.pce_identity(),
             extract: Arc::new(move || {
-                shape
+                extract_from
                     .extract_pce()
                     .map_err(|e| KindError::Other(e.to_string()))
             }),
@@ -155,6 +178,11 @@ impl Files {
             params: self.params_dir.join(params),
             pce,
             tables: false,
+            setup: KeySetup(Arc::new(move |rng, mul| {
+                shape
+                    .generate_params_with(rng, mul)
+                    .map_err(|e| KindError::Other(e.to_string()))
+            })),
         }
     }
 }

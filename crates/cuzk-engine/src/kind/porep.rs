@@ -8,8 +8,8 @@ use cuzk_circuits::{C1Input, SealShape};
 use cuzk_pce::Pce;
 
 use super::{
-    CircuitId, CircuitSpec, Files, KindError, PartitionColumns, PartitionInput, PceSpec, Plan,
-    ProofKind,
+    CircuitId, CircuitSpec, Files, KeySetup, KindError, PartitionColumns, PartitionInput, PceSpec,
+    Plan, ProofKind,
 };
 
 /// Sector sizes and the circuit-id suffixes Curio uses (`porep-32g`).
@@ -77,6 +77,9 @@ impl PorepKind {
             params: self.files.params_dir.join(params),
             pce,
             tables: false,
+            setup: KeySetup(Arc::new(move |mut rng, mul| {
+                shape.generate_params_with(&mut rng, mul).map_err(err)
+            })),
         })
     }
 }

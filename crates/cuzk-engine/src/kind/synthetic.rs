@@ -17,7 +17,8 @@ use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    CircuitId, CircuitSpec, KindError, PartitionColumns, PartitionInput, PceSpec, Plan, ProofKind,
+    CircuitId, CircuitSpec, KeySetup, KindError, PartitionColumns, PartitionInput, PceSpec, Plan,
+    ProofKind,
 };
 
 /// The payload of a synthetic request.
@@ -59,9 +60,7 @@ impl SyntheticKind {
             .map_err(|e| KindError::Other(format!("{}: {e}", dir.display())))?;
         let mut out = BTreeMap::new();
         for (name, shape) in circuits {
-            let seed = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-            });
+            let seed = Self::seed(name);
             let circuit = RandomCircuit::new(*shape, seed);
             let params = dir.join(format!("cuzk-synthetic-{name}.params"));
             if !params.exists() {
@@ -80,11 +79,17 @@ impl SyntheticKind {
                 }),
             });
             let id = CircuitId::from(*name);
+            let setup_of = circuit.clone();
             let spec = CircuitSpec {
                 id: id.clone(),
                 params,
                 pce,
                 tables: false,
+                setup: KeySetup(Arc::new(move |mut rng, mul| {
+                    let cs = cuzk_groth16::r1cs::record(setup_of.clone())
+                        .and_then(|cs| generator::generate_with(&cs, &mut rng, mul));
+                    cs.map_err(|e| KindError::Other(e.to_string()))
+                })),
             };
             out.insert(id, Arc::new(Circuit { circuit, spec }));
         }
@@ -109,6 +114,13 @@ impl SyntheticKind {
 }
 
 impl SyntheticKind {
+    /// The seed of circuit `name`'s constraints and of the key written for it.
+    pub fn seed(name: &str) -> u64 {
+        name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
+    }
+
     /// Whether `result` is a valid proof of every partition of a `circuit` job: each 192-byte
     /// proof is checked against the verifying key in the parameter file.
     pub fn check(&self, circuit: &str, result: &[u8]) -> Result<bool, KindError> {

@@ -628,6 +628,12 @@ impl ProvingKey {
         self.b_g2.get(self.source.as_ref())
     }
 
+    /// The `.params` file it was read from; `None` for a key made in memory (a setup's),
+    /// whose points are all decoded already.
+    pub fn file(&self) -> Option<&Path> {
+        self.source.as_ref().map(|s| s.path.as_path())
+    }
+
     /// Section lengths `(h, l, a, b_g1, b_g2)`, known without decoding.
     pub fn lengths(&self) -> [usize; 5] {
         [
