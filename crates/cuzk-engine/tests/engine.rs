@@ -241,20 +241,9 @@ fn critical_work_is_made_without_waiting_for_the_lookahead() {
 #[test]
 fn a_cancelled_critical_job_leaves_the_lookahead_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
-    let scaled = |budget| {
-        let mut cfg = config(dir.path(), sim(60));
-        cfg.meter = SCALE;
-        cfg.budget_bytes = budget;
-        Engine::start(cfg).unwrap()
-    };
-    let Err(EngineError::NeverFits { needed, .. }) =
-        scaled(1).submit(request("probe", Priority::Normal, MEDIUM, 1))
-    else {
-        panic!("a one-byte budget fits nothing")
-    };
     // MEDIUM fits alone, not beside SMALL at work: the critical job waits at the head of the
     // queue until the long job's partitions in flight are done.
-    let engine = scaled(needed);
+    let engine = scaled(dir.path(), 60, medium_needs(dir.path()));
     let long = submit(&engine, "long", Priority::Normal, SMALL, 14);
     wait_running(&engine, long, 1);
     let critical = submit(&engine, "c", Priority::Critical, MEDIUM, 8);
@@ -398,21 +387,9 @@ fn a_job_interrupted_by_too_many_restarts_fails_with_the_reason() {
 #[test]
 fn residency_tiers_lru_eviction_preload_and_evict() {
     let dir = tempfile::tempdir().unwrap();
-    let scaled = |budget| {
-        let mut cfg = config(dir.path(), sim(0));
-        cfg.meter = SCALE;
-        cfg.budget_bytes = budget;
-        Engine::start(cfg).unwrap()
-    };
-    // What MEDIUM needs (hot parameters + PCE + one unmeasured partition), from its refusal.
-    let Err(EngineError::NeverFits { needed, .. }) =
-        scaled(1).submit(request("probe", Priority::Normal, MEDIUM, 1))
-    else {
-        panic!("a one-byte budget fits nothing")
-    };
     // Room for MEDIUM at work, not for SMALL staying hot beside it.
-    let budget = needed;
-    let engine = scaled(budget);
+    let budget = medium_needs(dir.path());
+    let engine = scaled(dir.path(), 0, budget);
     let (small, medium) = (CircuitId::from(SMALL), CircuitId::from(MEDIUM));
     let tier = |c: &CircuitId| {
         engine

@@ -99,3 +99,22 @@ pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
 
 /// The scaled meter the budget tests use: tiny circuits weigh as if a million times larger.
 pub const SCALE: Meter = Meter::Scaled(1_000_000);
+
+/// An engine over `dir` under the scaled meter with `budget` bytes, the simulated backend
+/// taking `delay_ms` per partition.
+pub fn scaled(dir: &Path, delay_ms: u64, budget: u64) -> Engine {
+    let mut cfg = config(dir, sim(delay_ms));
+    cfg.meter = SCALE;
+    cfg.budget_bytes = budget;
+    Engine::start(cfg).unwrap()
+}
+
+/// What MEDIUM needs under the scaled meter (hot parameters + PCE + one unmeasured
+/// partition), from the refusal a one-byte budget gives.
+pub fn medium_needs(dir: &Path) -> u64 {
+    let probe = scaled(dir, 0, 1).submit(request("probe", Priority::Normal, MEDIUM, 1));
+    let Err(cuzk_engine::EngineError::NeverFits { needed, .. }) = probe else {
+        panic!("a one-byte budget fits nothing: {probe:?}")
+    };
+    needed
+}
