@@ -41,7 +41,6 @@ impl Setup {
     /// Points on GPU `gpu` (a build with `--features cuda`) or the CPU; randomness from `seed`
     /// (a reproducible test key) or the OS.
     pub fn new(gpu: Option<usize>, seed: Option<u64>) -> Result<Self> {
-        use rand::SeedableRng;
         let mul: Box<dyn FixedBaseMul> = match gpu {
             None => Box::new(CpuFixedBase),
             Some(n) => Box::new(
@@ -50,7 +49,7 @@ impl Setup {
             ),
         };
         let rng: Box<dyn rand::RngCore> = match seed {
-            Some(s) => Box::new(rand_chacha::ChaCha20Rng::seed_from_u64(s)),
+            Some(s) => Box::new(cuzk_groth16::generator::seeded_rng(s)),
             None => Box::new(rand::rngs::OsRng),
         };
         Ok(Setup { rng, mul })

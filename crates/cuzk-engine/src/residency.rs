@@ -282,17 +282,15 @@ impl Loader {
     /// the circuit's PCE itself), a partition holds only its input and aux values on the host,
     /// and the backend works in device memory.
     pub fn map(&self, spec: CircuitSpec, meter: Meter, columns: bool) -> Result<Mapped, String> {
-        let key = match &self.seeded {
-            _ if spec.params.exists() => Arc::new(
-                ProvingKey::read(&spec.params, self.validation).map_err(|e| e.to_string())?,
-            ),
-            Some(seeded) => seeded.generate(&spec)?,
-            None => {
-                return Err(format!(
-                    "no parameters at {}; generate them with `cuzk paramgen` or fetch the official files",
-                    spec.params.display()
-                ))
-            }
+        let key = if spec.params.exists() {
+            Arc::new(ProvingKey::read(&spec.params, self.validation).map_err(|e| e.to_string())?)
+        } else if let Some(seeded) = &self.seeded {
+            seeded.generate(&spec)?
+        } else {
+            return Err(format!(
+                "no parameters at {}; generate them with `cuzk paramgen` or fetch the official files",
+                spec.params.display()
+            ));
         };
         let params = meter.params(&key) + meter.scale(self.tables_plan(&spec, &key));
         // An unbuilt PCE is charged like the parameters until measured: real PCEs are far
@@ -445,13 +443,12 @@ impl SeededKeys {
 
     /// `spec`'s key from this seed, as `cuzk paramgen --seed` makes it; writes its `.vk`.
     fn generate(&self, spec: &CircuitSpec) -> Result<Arc<ProvingKey>, String> {
-        use rand::SeedableRng;
         let mut made = self.made.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(key) = made.get(&spec.id).and_then(Weak::upgrade) {
             return Ok(key);
         }
         let t = std::time::Instant::now();
-        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(self.seed);
+        let mut rng = cuzk_groth16::generator::seeded_rng(self.seed);
         let key = (spec.setup.0)(&mut rng, self.points.as_ref())
             .map_err(|e| format!("setup of {} in memory: {e}", spec.id))?;
         let vk = spec.params.with_extension("vk");

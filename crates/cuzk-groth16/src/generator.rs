@@ -69,6 +69,13 @@ impl FixedBaseMul for CpuFixedBase {
     }
 }
 
+/// The randomness of a reproducible setup from `seed`: `cuzk paramgen --seed` and the engine's
+/// seeded keys both draw from it, so they make the same key.
+pub fn seeded_rng(seed: u64) -> rand_chacha::ChaCha20Rng {
+    use rand_core::SeedableRng;
+    rand_chacha::ChaCha20Rng::seed_from_u64(seed)
+}
+
 /// Runs a fresh random setup for `circuit`.
 pub fn generate<C: Circuit<Fr>, R: RngCore>(
     circuit: C,

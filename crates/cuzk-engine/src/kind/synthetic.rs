@@ -8,12 +8,11 @@ use std::sync::Arc;
 
 use cuzk_groth16::assignment::Witness;
 use cuzk_groth16::conformance::{RandomCircuit, Shape};
+use cuzk_groth16::generator::{self, CpuFixedBase};
 use cuzk_groth16::params::{ProvingKey, Validation};
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
-use cuzk_groth16::{generator, Proof};
+use cuzk_groth16::Proof;
 use cuzk_pce::{Pce, WitnessCs};
-use rand_chacha::rand_core::SeedableRng;
-use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -63,10 +62,15 @@ impl SyntheticKind {
             let seed = Self::seed(name);
             let circuit = RandomCircuit::new(*shape, seed);
             let params = dir.join(format!("cuzk-synthetic-{name}.params"));
+            let setup_of = circuit.clone();
+            let setup = KeySetup(Arc::new(move |mut rng, mul| {
+                let cs = cuzk_groth16::r1cs::record(setup_of.clone())
+                    .and_then(|cs| generator::generate_with(&cs, &mut rng, mul));
+                cs.map_err(|e| KindError::Other(e.to_string()))
+            }));
             if !params.exists() {
-                let pk =
-                    generator::generate(circuit.clone(), &mut ChaCha20Rng::seed_from_u64(seed))
-                        .map_err(|e| KindError::Other(format!("setup of {name}: {e}")))?;
+                let pk = (setup.0)(&mut generator::seeded_rng(seed), &CpuFixedBase)
+                    .map_err(|e| KindError::Other(format!("setup of {name}: {e}")))?;
                 pk.write(&params)
                     .map_err(|e| KindError::Other(format!("writing {name}: {e}")))?;
             }
@@ -79,17 +83,12 @@ impl SyntheticKind {
                 }),
             });
             let id = CircuitId::from(*name);
-            let setup_of = circuit.clone();
             let spec = CircuitSpec {
                 id: id.clone(),
                 params,
                 pce,
                 tables: false,
-                setup: KeySetup(Arc::new(move |mut rng, mul| {
-                    let cs = cuzk_groth16::r1cs::record(setup_of.clone())
-                        .and_then(|cs| generator::generate_with(&cs, &mut rng, mul));
-                    cs.map_err(|e| KindError::Other(e.to_string()))
-                })),
+                setup,
             };
             out.insert(id, Arc::new(Circuit { circuit, spec }));
         }
