@@ -12,9 +12,7 @@
 #           With WINNING=1 also a 32 GiB WinningPoSt key and request beside it.
 #           With SEEDED=1 no key is written: the daemon makes the same key (seed 32) in memory
 #           on its first job (engine.seeded_keys; a 32 GiB WindowPoSt key is 60.7 GB, more
-#           than the device's disk) and writes only its .vk. PCE=1 then cannot name the PCE
-#           file: the daemon's first job extracts and caches it instead (so a first `run` may
-#           be cut off by the device call's limit; the next one finds the PCE).
+#           than the device's disk) and writes only its .vk.
 #   run     `cuzk daemon` (GPU backend, defaults; its peak RSS read at the end): one proof alone, then
 #           $COUNT proofs at each of $LEVELS in flight through `cuzk bench` (every proof is
 #           verified by the daemon before it returns; the bench checks each comes back once).
@@ -56,7 +54,6 @@ setup)
   # The key on the GPU, the sector and the PCE on the host's other cores meanwhile (each
   # records the circuit on one thread).
   if [ "${SEEDED:-0}" = 1 ]; then
-    [ "${PCE:-0}" = 1 ] && { echo "SEEDED=1: leave PCE to the daemon" >&2; exit 2; }
     : > "$out/paramgen.log"
     key=
   else
@@ -74,17 +71,13 @@ setup)
     "$bin/cuzk" random-post --registered-proof 3 --out "$sector/winning.bin"
   fi
   if [ "${PCE:-0}" = 1 ]; then
+    # Into the parameters' directory, under the name the daemon looks for.
     /usr/bin/time -v "$bin/cuzk" pce extract "$kind" --sector-size 32GiB \
-      --out "$work/pce.tmp" > "$out/pce.log" 2>&1
+      --out "$params" > "$out/pce.log" 2>&1
+    grep -E "pce extract|pce write|Elapsed|Maximum resident" "$out/pce.log"
   fi
   [ -z "$key" ] || wait "$key"
   tail -30 "$out/paramgen.log"
-  if [ -f "$work/pce.tmp" ]; then
-    # The kind's key, as paramgen named it (WINNING=1 puts a second key beside it).
-    id=$(sed -n 's|.* file=.*/v28-\(.*\)\.params$|\1|p' "$out/paramgen.log" | tail -1)
-    mv "$work/pce.tmp" "$params/cuzk-pce-v1-$id.pce"
-    grep -E "pce extract|Elapsed|Maximum resident" "$out/pce.log"
-  fi
   df -h "$work" | tee "$out/disk.log"
   ;;
 run)

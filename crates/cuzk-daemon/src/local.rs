@@ -81,6 +81,8 @@ pub trait Circuit {
     /// Writes `.params`, `.vk` and `.meta` into `dir`; the `.params` path.
     fn write_params(&self, pk: &ProvingKey, dir: &Path) -> Result<PathBuf>;
     fn identity(&self) -> Result<String>;
+    /// The PCE cache's name beside the parameters, where the engine looks for it.
+    fn pce_file_name(&self) -> Result<String>;
     fn extract(&self) -> Result<Pce>;
 }
 
@@ -102,6 +104,9 @@ impl Circuit for SealShape {
     }
     fn identity(&self) -> Result<String> {
         Ok(self.pce_identity()?)
+    }
+    fn pce_file_name(&self) -> Result<String> {
+        Ok(SealShape::pce_file_name(self)?)
     }
     fn extract(&self) -> Result<Pce> {
         Ok(self.extract_pce()?)
@@ -131,6 +136,9 @@ where
     fn identity(&self) -> Result<String> {
         Ok(self.0.pce_identity())
     }
+    fn pce_file_name(&self) -> Result<String> {
+        Ok(self.0.pce_file_name())
+    }
     fn extract(&self) -> Result<Pce> {
         Ok(self.0.extract_pce()?)
     }
@@ -153,9 +161,17 @@ pub fn extract_pce(circuit: &impl Circuit) -> Result<Pce> {
     Ok(pce)
 }
 
-/// Writes `pce` to `out` under `circuit`'s identity, reporting size and time.
+/// Writes `pce` to `out` under `circuit`'s identity, reporting size and time. An `out` that is
+/// a directory (the parameters') gets the file under the name the engine looks for.
 pub fn write_pce(circuit: &impl Circuit, pce: &Pce, out: &Path) -> Result<()> {
     let t = Instant::now();
+    let file;
+    let out = if out.is_dir() {
+        file = out.join(circuit.pce_file_name()?);
+        &file
+    } else {
+        out
+    };
     let digest = pce.write(out, &circuit.identity()?)?;
     println!(
         "pce write file_bytes={} write_ms={} digest={} file={}",

@@ -434,7 +434,7 @@ enum PceKind {
 enum PceExtract {
     Porep(SizeOut),
     /// The WindowPoSt circuit (at 32 GiB about 5 minutes on 16 cores: do it before the first
-    /// deadline; the engine finds the file beside the parameters under its default name).
+    /// deadline, with `--out` the parameters' directory, where the engine finds it).
     WindowPost(SizeOut),
     WinningPost(SizeOut),
     /// The SnapDeals update circuit (one partition's; every partition shares it).
@@ -447,6 +447,8 @@ struct SizeOut {
     /// 2KiB, 8MiB, 512MiB, 32GiB or 64GiB.
     #[arg(long)]
     sector_size: String,
+    /// The PCE file, or a directory (the parameters'), where it takes the name the engine
+    /// looks for.
     #[arg(long)]
     out: PathBuf,
 }

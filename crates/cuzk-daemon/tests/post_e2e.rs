@@ -214,3 +214,33 @@ fn cli_proves_window_and_winning_post_and_upstream_verifies() {
     );
     assert!(d.winning_verdict(&winning));
 }
+
+/// `cuzk pce extract --out <dir>` writes the file the engine looks for beside the parameters,
+/// the same bytes as `--out <file>`.
+#[test]
+fn pce_extract_into_a_directory_takes_the_engines_file_name() {
+    use cuzk_circuits::{CircuitShape, PostShape, RegisteredPostProof};
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("winning.pce");
+    let dir = tmp.path().join("params");
+    std::fs::create_dir(&dir).unwrap();
+    for out in [&file, &dir] {
+        let o = cuzk(&[
+            "pce",
+            "extract",
+            "winning-post",
+            "--sector-size",
+            "2KiB",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let shape = PostShape::new(RegisteredPostProof::from_id(WINNING).unwrap());
+    let named = dir.join(shape.pce_file_name());
+    assert_eq!(
+        std::fs::read(&named).unwrap(),
+        std::fs::read(&file).unwrap()
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+}
