@@ -6,7 +6,7 @@
 //! partition32g, multi32g, pce32g; default ntt, msm, porep2k, partition32g) and
 //! `CUZK_GPU_BENCH_MAX_LOG` caps the NTT/MSM sizes (default 26; 27 for msm-engines, which
 //! sets our bucket MSM against sppark's; 24 for tables, which adds ours over tables of
-//! multiples); `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the
+//! multiples, and at 27 partial tables of the 2^27 H MSM); `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the
 //! multi-GPU runs in multi32g and pce32g (default 4). pce32g extracts the real 32 GiB PCE
 //! (about a minute, 15 GB of host memory) and proves a synthetic partition's native witness;
 //! `CUZK_GPU_BENCH_HOST=0` leaves out its host-path comparison. wpost32g and winning32g do
@@ -186,6 +186,9 @@ fn bench_tables(max_log: u32) {
             Table::new(20, 4).unwrap(),
         );
     }
+    if max_log >= 27 {
+        partial_tables_2_27(&tile(&g1, 1 << 27));
+    }
     let g2 = random_g2(1 << 18, 2);
     for lg in [14, 16, 18].into_iter().filter(|&l| l <= max_log) {
         let n = 1usize << lg;
@@ -194,6 +197,55 @@ fn bench_tables(max_log: u32) {
             &format!("g2 2^{lg}"),
             &tile(&g2, n),
             Table::for_points(n),
+        );
+    }
+}
+
+/// [gpu-msm]: the 2^27 H MSM over partial tables (`CUZK_GPU_BENCH_TABLES27`, `c:copies,...`;
+/// default 22:4,24:4,24:3), each pass of `copies` windows paying one weighted sum, against
+/// sppark's and our plain MSM (timed once) on the same scalars.
+fn partial_tables_2_27(points: &[<G1 as Curve>::Affine]) {
+    let n = points.len();
+    let s = scalars(n, 27, false);
+    let configs =
+        std::env::var("CUZK_GPU_BENCH_TABLES27").unwrap_or_else(|_| "22:4,24:4,24:3".into());
+    let d = Device::open(0).unwrap();
+    let mut baseline = None;
+    for cfg in configs.split(',') {
+        let (c, k) = cfg.split_once(':').expect("c:copies");
+        let table = Table::new(c.parse().unwrap(), k.parse().unwrap()).expect("a valid table");
+        let t0 = Instant::now();
+        let mut base = DeviceBase::<G1>::tabulated(&d, points, table).unwrap();
+        let build = t0.elapsed();
+        let (sp, plain) = baseline.get_or_insert_with(|| {
+            let sp = base.time(&s, Engine::Sppark, 5).unwrap();
+            let plain = base
+                .time(&s, Engine::Buckets { window_bits: None }, 5)
+                .unwrap();
+            assert_eq!(sp.sum, plain.sum, "plain disagrees at 2^27");
+            (sp, plain)
+        });
+        let tab = base.time(&s, Engine::Table, 5).unwrap();
+        assert_eq!(sp.sum, tab.sum, "table c={c} x{k} disagrees at 2^27");
+        let st = tab.steps.unwrap();
+        println!(
+            "tables g1 2^27 partial: c={c} x{k} copies ({} passes, {} windows), built in \
+             {build:.2?}, {} MiB past the base; median sppark {:.2} ms, ours plain {:.2} ms, ours \
+             table {:.2} ms; table sort {:.2} / accumulate {:.2} / reduce {:.2} ms ({:.2} G \
+             additions/s, batch-affine {}), scratch {} MiB; raw ms table {:?}",
+            st.passes,
+            st.windows,
+            table.bytes::<G1>(n) >> 20,
+            median_ms(&sp.ms),
+            median_ms(&plain.ms),
+            median_ms(&tab.ms),
+            st.sort_ms,
+            st.accumulate_ms,
+            st.reduce_ms,
+            (n as f64 * st.windows as f64) / (st.accumulate_ms * 1e6),
+            st.batch_affine,
+            st.scratch_bytes >> 20,
+            tab.ms,
         );
     }
 }
