@@ -9,6 +9,9 @@
 // subtracted once per column through the column's initial value. Reduction is word by word
 // (48-bit digits), its quotient digit also from an FMA pair.
 //
+// Measured on an H100 (docs/PERFORMANCE.md, "The multiplier's ceiling", log #66): alone 0.93x
+// sppark's, interleaved with it at best 0.99x; not used by the prover.
+//
 // Each configuration runs independent chains x_c <- x_c * x_(c+1 mod n) per thread, some
 // through sppark's fp_t and some through ours, and checks every chain's end value against the
 // same chains all through sppark, word for word. Build: tools/fp64-mul/build.sh; run the binary
