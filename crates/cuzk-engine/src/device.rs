@@ -69,11 +69,11 @@ impl DeviceSlot {
     /// `pk`'s footprint on this device; with `pce` (a partition of columns) plus what the
     /// circuit's matrices keep there.
     pub(crate) fn footprint(&self, pk: &ProvingKey, pce: Option<&Pce>) -> Option<Footprint> {
-        let mut f = self.backend.footprint(pk)?;
-        if let (Some(pce), Some(b)) = (pce, &self.pce_backend) {
-            f.resident += b.resident_bytes(pce);
-        }
-        Some(f)
+        let beside = match (pce, &self.pce_backend) {
+            (Some(pce), Some(b)) => b.resident_bytes(pce),
+            _ => 0,
+        };
+        self.backend.footprint_beside(pk, beside)
     }
 
     /// The device's memory limit and the footprint on it, for a backend with memory of its own.

@@ -90,11 +90,14 @@ impl<T: Default> StepTimes<T> {
         StepTimes(tracing::enabled!(tracing::Level::DEBUG).then(T::default))
     }
 
-    /// Where the C side writes the times; null when they are not wanted.
+    /// Where the C side writes the times, when they are wanted.
+    pub(crate) fn slot(&mut self) -> Option<&mut T> {
+        self.0.as_mut()
+    }
+
+    /// [`StepTimes::slot`] as the C side takes it: null when they are not wanted.
     pub(crate) fn ptr(&mut self) -> *mut T {
-        self.0
-            .as_mut()
-            .map_or(std::ptr::null_mut(), |t| t as *mut T)
+        self.slot().map_or(std::ptr::null_mut(), |t| t as *mut T)
     }
 
     /// The times, if they were wanted.
@@ -125,14 +128,14 @@ pub(crate) fn vanishing_inverse(n: usize) -> Result<(Domain, Fr), ProverError> {
     Ok((domain, z_inv))
 }
 
-/// The H query's length for `domain` (its size − 1), checked against `base`.
-pub(crate) fn check_h(base: &DeviceBase<G1>, domain: &Domain) -> Result<usize, ProverError> {
+/// The H query's length for `domain` (its size − 1), checked against the query's `len`.
+pub(crate) fn check_h(len: usize, domain: &Domain) -> Result<usize, ProverError> {
     let h_len = domain.size() - 1;
-    if base.len() != h_len {
+    if len != h_len {
         return Err(ProverError::ParamsMismatch {
             section: "h",
             expected: h_len,
-            got: base.len(),
+            got: len,
         });
     }
     Ok(h_len)
@@ -179,7 +182,7 @@ pub fn quotient_msm(
     c: &[Fr],
 ) -> Result<G1Projective, ProverError> {
     let (domain, z_inv) = prepare(a, b, c)?;
-    let h_len = check_h(base, &domain)?;
+    let h_len = check_h(base.len(), &domain)?;
     let mut out = <G1Projective as group::Group>::identity();
     let ordinal = base.ordinal();
     let mut times = StepTimes::<QuotientTimes>::wanted();

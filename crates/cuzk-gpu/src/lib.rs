@@ -11,6 +11,7 @@ pub mod domain;
 mod error;
 pub mod msm;
 pub mod pce;
+pub mod placement;
 mod resident;
 pub mod setup;
 mod sys;
@@ -18,6 +19,7 @@ mod sys;
 pub use backend::GpuBackend;
 pub use device::{count, Device};
 pub use error::GpuError;
+pub use placement::DeviceMemory;
 
 /// Whether this build carries the CUDA kernels (the `cuda` feature).
 pub const BUILT_WITH_CUDA: bool = cfg!(cuzk_cuda);

@@ -43,7 +43,7 @@ pub trait Curve: Send + 'static {
         pce: NonNull<c_void>,
         ordinal: usize,
         which: i32,
-        times: *mut SplitTimes,
+        times: Option<&mut SplitTimes>,
     ) -> Result<Self::Projective, GpuError>;
     #[doc(hidden)]
     fn time(
@@ -110,9 +110,10 @@ macro_rules! device_curve {
                 pce: NonNull<c_void>,
                 ordinal: usize,
                 which: i32,
-                times: *mut SplitTimes,
+                times: Option<&mut SplitTimes>,
             ) -> Result<$projective, GpuError> {
                 let mut out = <$projective as group::Group>::identity();
+                let times = times.map_or(std::ptr::null_mut(), |t| t as *mut SplitTimes);
                 cuda!(
                     ordinal,
                     $run_pce(pce.as_ptr(), raw.as_ptr(), which, &mut out, times)
@@ -416,6 +417,18 @@ pub fn msm<C: Curve>(
     points: &[C::Affine],
     scalars: &[Fr],
 ) -> Result<C::Projective, GpuError> {
+    chunked_msm::<C>(device, points, scalars, points.len())
+}
+
+/// [`msm`] in chunks of `chunk` points, each uploaded, multiplied and freed before the next:
+/// a query too large to keep on the device (see [`crate::placement`]) at `chunk` points of
+/// device memory.
+pub fn chunked_msm<C: Curve>(
+    device: &Device,
+    points: &[C::Affine],
+    scalars: &[Fr],
+    chunk: usize,
+) -> Result<C::Projective, GpuError> {
     if points.len() != scalars.len() {
         return Err(GpuError::Argument(format!(
             "{} points but {} scalars",
@@ -423,10 +436,11 @@ pub fn msm<C: Curve>(
             scalars.len()
         )));
     }
-    if points.is_empty() {
-        return Ok(<C::Projective as group::Group>::identity());
+    let mut sum = <C::Projective as group::Group>::identity();
+    for (p, s) in points.chunks(chunk.max(1)).zip(scalars.chunks(chunk.max(1))) {
+        sum += DeviceBase::<C>::upload(device, p)?.msm(s)?;
     }
-    DeviceBase::<C>::upload(device, points)?.msm(scalars)
+    Ok(sum)
 }
 
 #[cfg(test)]

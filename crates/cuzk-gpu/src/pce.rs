@@ -246,7 +246,7 @@ impl DevicePce {
     pub fn quotient_msm(&mut self, base: &mut DeviceBase<G1>) -> Result<G1Projective, ProverError> {
         self.loaded()?;
         let (domain, z_inv) = self.domain()?;
-        let h_len = check_h(base, &domain)?;
+        let h_len = check_h(base.len(), &domain)?;
         let mut out = <G1Projective as group::Group>::identity();
         let mut times = StepTimes::<QuotientTimes>::wanted();
         cuda!(
@@ -290,7 +290,7 @@ impl DevicePce {
             self.raw,
             self.ordinal,
             which as i32,
-            times.ptr(),
+            times.slot(),
         )?;
         if let Some(t) = times.taken() {
             tracing::debug!(

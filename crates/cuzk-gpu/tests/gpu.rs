@@ -1,6 +1,8 @@
 //! The GPU backend against the CPU reference. Tests marked `#[ignore]` need an NVIDIA GPU and
 //! run on the device machine through `tools/gpu-tests.sh` (see docs/GPU.md).
 
+mod common;
+
 use cuzk_gpu::msm::{msm, prefer, DeviceBase, Engine, Table, G1, G2};
 use cuzk_gpu::{domain, Device, GpuBackend, GpuError};
 use cuzk_groth16::backend::{quotient, Backend, CpuBackend, Randomness};
@@ -436,6 +438,23 @@ fn conforms_with_each_msm_engine() {
         let r = check_backend(&backend, &circuits, 2);
         prefer(None).unwrap();
         r.unwrap_or_else(|e| panic!("{engine:?}: {e}"));
+    }
+}
+
+/// The conformance harness passes with the keys streamed, wholly and in part, in chunks of a
+/// few points (G1 eight, G2 four).
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn conforms_with_streamed_queries() {
+    let mut circuits: Vec<RandomCircuit> = standard_shapes()
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| RandomCircuit::new(s, 70 + i as u64))
+        .collect();
+    circuits.extend((0..6).map(|i| RandomCircuit::new(Shape::random(300 + i, 300), 3000 + i)));
+    for backend in common::streaming_backends(0, 4 * 192) {
+        let memory = backend.device_memory();
+        check_backend(&backend, &circuits, 2).unwrap_or_else(|e| panic!("{memory:?}: {e}"));
     }
 }
 

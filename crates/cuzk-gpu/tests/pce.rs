@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Instant;
 
-use common::fixture;
+use common::{fixture, streaming_backends};
 use cuzk_circuits::{C1Input, SealShape, Synthesis};
 use cuzk_gpu::pce::DevicePce;
 use cuzk_gpu::{Device, GpuBackend, GpuError};
@@ -20,8 +20,15 @@ use cuzk_pce::{Pce, PceBackend, Which};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-/// Checks one circuit's witness on every GPU: products, quotient, proof.
-fn check(pce: &Arc<Pce>, pk: &cuzk_groth16::params::ProvingKey, w: &Witness, seed: u64) {
+/// Checks one circuit's witness on every GPU: products, quotient, proof (the key resident, and
+/// streamed in chunks of `chunk` bytes).
+fn check(
+    pce: &Arc<Pce>,
+    pk: &cuzk_groth16::params::ProvingKey,
+    w: &Witness,
+    seed: u64,
+    chunk: u64,
+) {
     let products =
         [Which::A, Which::B, Which::C].map(|m| pce.product(m, &w.input, &w.aux).unwrap());
     let (_, h) = quotient(&w.a, &w.b, &w.c).unwrap();
@@ -42,10 +49,14 @@ fn check(pce: &Arc<Pce>, pk: &cuzk_groth16::params::ProvingKey, w: &Witness, see
         dp.load(&w.input, &w.aux).unwrap();
         assert_eq!(dp.products().unwrap(), products, "GPU {}", d.ordinal());
         assert_eq!(dp.quotient().unwrap().1, h, "GPU {}", d.ordinal());
-        let gpu = GpuBackend::new(d.ordinal()).unwrap();
-        for _ in 0..2 {
-            let got = gpu.prove_assigned(pk, pce, &w.input, &w.aux, &rs).unwrap();
-            assert_eq!(got, want[0], "GPU {}", d.ordinal());
+        let mut backends = vec![GpuBackend::new(d.ordinal()).unwrap()];
+        backends.extend(streaming_backends(d.ordinal(), chunk));
+        for gpu in &backends {
+            for _ in 0..2 {
+                let got = gpu.prove_assigned(pk, pce, &w.input, &w.aux, &rs).unwrap();
+                let memory = gpu.device_memory();
+                assert_eq!(got, want[0], "GPU {} ({memory:?})", d.ordinal());
+            }
         }
     }
 }
@@ -61,7 +72,7 @@ fn device_pce_equals_the_host_on_random_circuits() {
         let pk = generator::generate(circuit.clone(), &mut ChaCha20Rng::seed_from_u64(i as u64))
             .unwrap();
         let w = pce.witness(circuit).unwrap();
-        check(&pce, &pk, &w, i as u64);
+        check(&pce, &pk, &w, i as u64, 4 * 192);
     }
 }
 
@@ -82,7 +93,7 @@ fn device_pce_proves_the_2kib_porep_circuit() {
         t.elapsed()
     );
     for (i, part) in parts.iter().enumerate() {
-        check(&pce, &pk, &part.witness, 10 + i as u64);
+        check(&pce, &pk, &part.witness, 10 + i as u64, 64 << 20);
     }
 }
 

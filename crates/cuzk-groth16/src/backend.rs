@@ -74,6 +74,16 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// [`Backend::footprint`] of a call that also keeps `beside` bytes resident (a circuit's
+    /// matrices), counted in [`Footprint::resident`]. A backend short of room may answer by
+    /// keeping less of the key resident (streaming the rest at every proof).
+    fn footprint_beside(&self, pk: &ProvingKey, beside: u64) -> Option<Footprint> {
+        self.footprint(pk).map(|f| Footprint {
+            resident: f.resident + beside,
+            ..f
+        })
+    }
+
     /// Frees what the backend keeps between calls for `pk` (a GPU's copy of the key, and the
     /// circuits whose host matrices are gone); other keys stay. The next call under `pk`
     /// uploads again. Waits for a call in progress.
@@ -103,6 +113,10 @@ impl<B: Backend + ?Sized> Backend for &B {
         (**self).footprint(pk)
     }
 
+    fn footprint_beside(&self, pk: &ProvingKey, beside: u64) -> Option<Footprint> {
+        (**self).footprint_beside(pk, beside)
+    }
+
     fn release(&self, pk: &ProvingKey) {
         (**self).release(pk)
     }
@@ -127,7 +141,12 @@ impl Footprint {
     /// `per_query` for each non-empty query and, per proof, a, b and c over the domain (the
     /// largest allocation of a proof) plus `scratch`.
     pub fn uploaded(pk: &ProvingKey, per_query: u64, scratch: u64) -> Self {
-        let lengths = pk.lengths().map(|n| n as u64);
+        Self::of_queries(pk.lengths(), per_query, scratch)
+    }
+
+    /// [`Footprint::uploaded`] for a key of these query lengths (h, l, a, b G1, b G2).
+    pub fn of_queries(lengths: [usize; 5], per_query: u64, scratch: u64) -> Self {
+        let lengths = lengths.map(|n| n as u64);
         let [h, l, a, b_g1, b_g2] = lengths;
         let queries = lengths.iter().filter(|&&n| n > 0).count() as u64;
         let domain = (h + 1).next_power_of_two();

@@ -2,8 +2,22 @@
 
 use std::path::PathBuf;
 
+/// Backends on GPU `ordinal` whose keys stream in chunks of `chunk` bytes: with no room, every
+/// query; with 2 GiB, the queries past what fits beside one proof's scratch (one or two fit).
+#[allow(dead_code)] // each test binary compiles this module; not all of them use this
+pub fn streaming_backends(ordinal: usize, chunk: u64) -> Vec<cuzk_gpu::GpuBackend> {
+    [0, 2 << 30]
+        .into_iter()
+        .map(|usable| {
+            let memory = cuzk_gpu::DeviceMemory::new(usable, chunk).unwrap();
+            cuzk_gpu::GpuBackend::with_memory(ordinal, Some(memory)).unwrap()
+        })
+        .collect()
+}
+
 /// A bundled fixture: beside the sources when built here, under the working directory when the
 /// test binary was carried to the GPU machine.
+#[allow(dead_code)] // each test binary compiles this module; not all of them use this
 pub fn fixture(path: &str) -> PathBuf {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures")
@@ -17,7 +31,7 @@ pub fn fixture(path: &str) -> PathBuf {
 
 /// A fixed circuit's 2 KiB partition on every GPU: a fresh key, then the CPU reference proof
 /// (which must verify) against `prove` (witness from the host) and `prove_assigned` (columns,
-/// PCE on the device): the same bytes.
+/// PCE on the device): the same bytes, with the key resident and streamed in 64 MiB chunks.
 #[allow(dead_code)] // each test binary compiles this module; not all of them use this
 pub fn gpu_proofs_equal_the_cpu_reference<S>(
     shape: &S,
@@ -48,14 +62,22 @@ pub fn gpu_proofs_equal_the_cpu_reference<S>(
         "{label}"
     );
     for ordinal in 0..cuzk_gpu::count().unwrap() {
-        let gpu = GpuBackend::new(ordinal).unwrap();
-        let got = gpu
-            .prove(&pk, std::slice::from_ref(&w.witness), &rs)
-            .unwrap();
-        assert_eq!(got, want, "{label}, GPU {ordinal}, prove");
-        let got = gpu
-            .prove_assigned(&pk, &pce, &columns.input, &columns.aux, &rs[0])
-            .unwrap();
-        assert_eq!(vec![got], want, "{label}, GPU {ordinal}, prove_assigned");
+        let mut backends = vec![GpuBackend::new(ordinal).unwrap()];
+        backends.extend(streaming_backends(ordinal, 64 << 20));
+        for gpu in &backends {
+            let memory = gpu.device_memory();
+            let got = gpu
+                .prove(&pk, std::slice::from_ref(&w.witness), &rs)
+                .unwrap();
+            assert_eq!(got, want, "{label}, GPU {ordinal} ({memory:?}), prove");
+            let got = gpu
+                .prove_assigned(&pk, &pce, &columns.input, &columns.aux, &rs[0])
+                .unwrap();
+            assert_eq!(
+                vec![got],
+                want,
+                "{label}, GPU {ordinal} ({memory:?}), prove_assigned"
+            );
+        }
     }
 }
