@@ -13,8 +13,8 @@ use cuzk_groth16::assignment::{Densities, Witness};
 use cuzk_groth16::backend::{
     assemble, check_batch, check_columns, check_shape, Backend, Footprint, Randomness,
 };
-use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::domain::{Coefficients, Domain};
+use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::{Fr, G1Affine, G1Projective, Proof, ProverError};
 use cuzk_pce::{Pce, PceBackend};
 use group::Group;
@@ -117,7 +117,10 @@ impl GpuBackend {
         // A circuit the engine has dropped can never be asked for again.
         circuits.retain(|(w, _)| w.strong_count() > 0);
         let f = plan.footprint();
-        let mut need = f.per_proof + if keys.touch(now, is_key) { 0 } else { f.resident };
+        let mut need = f.per_proof;
+        if !keys.touch(now, is_key) {
+            need += f.resident;
+        }
         if let Some(pce) = pce.filter(|_| !circuits.touch(now, is_circuit)) {
             need += DevicePce::device_bytes(pce);
         }
@@ -287,7 +290,9 @@ enum Query<C: Curve> {
     Empty,
     Resident(DeviceBase<C>),
     /// Uploaded from the host key at every proof, this many points at a time.
-    Streamed { chunk: usize },
+    Streamed {
+        chunk: usize,
+    },
 }
 
 impl<C: Curve> Query<C> {
@@ -489,4 +494,3 @@ impl ResidentKey {
         Ok(assemble(pk, rs, h + l, a, b1, b2))
     }
 }
-

@@ -437,7 +437,10 @@ pub fn chunked_msm<C: Curve>(
         )));
     }
     let mut sum = <C::Projective as group::Group>::identity();
-    for (p, s) in points.chunks(chunk.max(1)).zip(scalars.chunks(chunk.max(1))) {
+    for (p, s) in points
+        .chunks(chunk.max(1))
+        .zip(scalars.chunks(chunk.max(1)))
+    {
         sum += DeviceBase::<C>::upload(device, p)?.msm(s)?;
     }
     Ok(sum)

@@ -228,9 +228,21 @@ mod tests {
 
     /// 32 GiB query lengths (h, l, a, b G1, b G2; FACTS.md and PERFORMANCE.md's scalar
     /// counts) and their PCE's [`crate::pce::DevicePce::device_bytes`].
-    const POREP: [usize; 5] = [(1 << 27) - 1, 130_169_893, 129_753_620, 33_112_282, 33_112_282];
+    const POREP: [usize; 5] = [
+        (1 << 27) - 1,
+        130_169_893,
+        129_753_620,
+        33_112_282,
+        33_112_282,
+    ];
     const POREP_PCE: u64 = 11_400_000_000;
-    const WINDOW: [usize; 5] = [(1 << 27) - 1, 126_902_376, 96_179_805, 91_925_767, 91_925_767];
+    const WINDOW: [usize; 5] = [
+        (1 << 27) - 1,
+        126_902_376,
+        96_179_805,
+        91_925_767,
+        91_925_767,
+    ];
     const WINDOW_PCE: u64 = 14_900_000_000;
 
     fn plan(card: u64, lengths: [usize; 5], beside: u64) -> KeyPlan {
@@ -302,9 +314,9 @@ mod tests {
             let room = usable.saturating_sub(beside + memory.headroom());
             let fits = p.footprint().call(1) <= room;
             prop_assert!(fits || p.streamed().iter().zip(&lengths).all(|(&s, &n)| s == (n > 0)));
-            for q in 0..5 {
-                prop_assert!(!(p.streamed()[q] && p.tables()[q].is_some()));
-                prop_assert_eq!(p.streamed()[q] && lengths[q] == 0, false);
+            for ((&streamed, table), &n) in p.streamed().iter().zip(p.tables()).zip(&lengths) {
+                prop_assert!(!(streamed && table.is_some()));
+                prop_assert!(!(streamed && n == 0));
             }
             for kept in 0..32u8 {
                 let other = KeyPlan {
