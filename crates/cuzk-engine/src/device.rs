@@ -81,6 +81,12 @@ impl DeviceSlot {
         Some((self.backend.device_memory()?, self.footprint(pk, pce)?))
     }
 
+    /// Whether it evaluates PCEs and has room for `pce`'s matrices beside `pk` and one proof.
+    pub(crate) fn holds_matrices(&self, pk: &ProvingKey, pce: &Pce) -> bool {
+        self.pce_backend.is_some()
+            && !matches!(self.memory(pk, Some(pce)), Some((limit, f)) if f.call(1) > limit)
+    }
+
     /// Why this device can never prove `kind` under `pk` (from columns of `pce`'s circuit when
     /// set), or `None` if it can. Checked for every queued partition whenever a device looks
     /// for work, so it allocates nothing.

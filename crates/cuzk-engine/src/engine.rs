@@ -266,7 +266,8 @@ pub(crate) struct Shared {
     pub(crate) registry: Registry,
     pub(crate) devices: Vec<DeviceSlot>,
     /// Every device evaluates PCEs itself ([`DeviceSlot::pce_backend`]): partitions of
-    /// circuits with a PCE are made as columns only.
+    /// circuits with a PCE are made as columns only where the devices hold the matrices
+    /// ([`Shared::columns_for`]).
     pub(crate) columns: bool,
     pub(crate) meter: Meter,
     pub(crate) max_batch: usize,
@@ -965,6 +966,15 @@ impl Shared {
                 let pce = hot.pce.as_deref().map_or(0, |p| self.meter.pce(p));
                 let measured = self.meter.params(&hot.key) + pce;
                 e.sizes.pce = pce;
+                let witnesses = hot
+                    .pce
+                    .as_deref()
+                    .is_some_and(|p| !self.columns_for(&hot.key, p));
+                if self.columns && witnesses && !e.witness_measured {
+                    // Mapped for columns, but the devices have no room for the matrices.
+                    e.sizes.witness = self.meter.witness_bound(&hot.key);
+                    e.sizes.scratch = self.meter.scratch(&hot.key);
+                }
                 Self::recharge(&mut st.budget, &mut e.charged, measured);
                 e.hot = Some(hot);
                 Ok(())
@@ -1044,6 +1054,21 @@ impl Shared {
                 let hot_bytes = if load { r.sizes.hot() } else { 0 };
                 let part_bytes = r.sizes.partition();
                 let pvk = r.pvk.clone();
+                let needed = r.sizes.hot() + part_bytes;
+                if needed > st.budget.limit() {
+                    // Sizes grow once measured (a witness where columns were planned); a
+                    // partition that can never be admitted fails rather than waiting forever.
+                    let never = EngineError::NeverFits {
+                        circuit,
+                        needed,
+                        budget: st.budget.limit(),
+                    };
+                    let reason = never.to_string();
+                    drop(guard);
+                    self.conclude(job, JobState::Failed { reason }, None);
+                    guard = self.lock();
+                    continue;
+                }
                 if self.make_room(st, &circuit, hot_bytes + part_bytes) {
                     if load {
                         self.begin_load(st, &circuit, hot_bytes);
@@ -1087,9 +1112,19 @@ impl Shared {
         }
     }
 
-    /// Records a measured witness: the partition's charge becomes witness + scratch, and the
-    /// circuit's future partitions are charged the measured size.
-    pub(crate) fn measured(&self, lease: &mut Lease, witness: u64) {
+    /// Whether partitions of `pce`'s circuit are made as columns: every device evaluates PCEs
+    /// and has room for these matrices beside `pk` and one proof (devices dedicated to other
+    /// kinds too, so that the answer is the circuit's). Otherwise the host evaluates a, b, c
+    /// into a witness, and a card too small for the matrices (24 GB at 32 GiB) still proves
+    /// instead of failing the job.
+    pub(crate) fn columns_for(&self, pk: &ProvingKey, pce: &cuzk_pce::Pce) -> bool {
+        self.columns && self.devices.iter().all(|d| d.holds_matrices(pk, pce))
+    }
+
+    /// Records a measured partition (`witness`, and the backend `scratch` of the path it
+    /// takes): the partition's charge becomes their sum, and the circuit's future partitions
+    /// are charged the measured sizes.
+    pub(crate) fn measured(&self, lease: &mut Lease, witness: u64, scratch: u64) {
         let mut guard = self.lock();
         let st = &mut *guard;
         if let Some(e) = st.residency.get_mut(&lease.circuit) {
@@ -1098,8 +1133,9 @@ impl Shared {
             } else {
                 witness
             };
+            e.sizes.scratch = scratch;
             e.witness_measured = true;
-            Self::recharge(&mut st.budget, &mut lease.bytes, witness + e.sizes.scratch);
+            Self::recharge(&mut st.budget, &mut lease.bytes, witness + scratch);
         }
         drop(guard);
         self.cv.notify_all();

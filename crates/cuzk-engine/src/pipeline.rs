@@ -133,6 +133,15 @@ impl Assignment {
         }
     }
 
+    /// Host working memory the backend takes beside it: none for columns (the device
+    /// evaluates them), the reference backend's scratch for a witness.
+    fn scratch(&self, meter: Meter, key: &ProvingKey) -> u64 {
+        match self {
+            Assignment::Witness(_) => meter.scratch(key),
+            Assignment::Columns { .. } => 0,
+        }
+    }
+
     /// One proof on `slot`'s device.
     fn prove_on(
         &self,
@@ -431,8 +440,8 @@ pub(crate) fn cpu_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Finish>
                 continue;
             }
         };
-        // With every device evaluating the PCE itself, CPU workers make only columns.
-        let device_pce = pce.as_ref().filter(|_| shared.columns);
+        // Where the devices evaluate the PCE themselves, CPU workers make only columns.
+        let device_pce = pce.as_ref().filter(|p| shared.columns_for(&key, p));
         if let Err(reason) = shared.placement(&work.kind, &key, device_pce.map(|p| &**p)) {
             // Accepted under another configuration (recovered from the store).
             fail(shared, work, format!("no device can prove it: {reason}"));
@@ -464,7 +473,8 @@ pub(crate) fn cpu_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Finish>
                 let (job, p) = (work.job, work.partition);
                 shared.trace.record(job, p, Stage::Synthesis, index, t);
                 let bytes = assignment.bytes(shared.meter);
-                shared.measured(&mut work.lease, bytes);
+                let scratch = assignment.scratch(shared.meter, &key);
+                shared.measured(&mut work.lease, bytes, scratch);
                 let ready = Box::new(Ready {
                     work,
                     assignment,

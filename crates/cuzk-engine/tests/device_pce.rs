@@ -1,8 +1,8 @@
 //! Devices that evaluate a circuit's PCE themselves (`DeviceSlot::pce_backend`): with every
 //! device so, CPU workers make only witness columns and every partition is proved through the
 //! device's `PceBackend`; with one device without it, witnesses are made as before; a bad
-//! proof or a panic on the columns path is retried on the CPU from the same columns; and the device
-//! memory plan counts what the matrices keep on the device.
+//! proof or a panic on the columns path is retried on the CPU from the same columns; and a
+//! device without room for the matrices beside the key takes witnesses instead.
 
 mod common;
 
@@ -164,31 +164,34 @@ fn a_bad_proof_or_a_panic_from_columns_is_retried_on_the_cpu() {
     }
 }
 
+/// A device with room for the key and one proof but not for the circuit's matrices beside
+/// them proves from a witness the host evaluated (a 24 GB card at 32 GiB), rather than failing
+/// the job; with room for them it proves from columns.
 #[test]
-fn device_memory_counts_the_resident_matrices() {
-    let dir = tempfile::tempdir().unwrap();
-    // Room for the key and one proof, but not for matrices of a terabyte.
-    let sim =
-        Arc::new(SimBackend::new(std::time::Duration::ZERO, Fault::None).with_memory(1 << 40, 1));
-    let columns = Arc::new(Columns {
-        resident: 1 << 40,
-        ..Columns::default()
-    });
-    let mut cfg = config(dir.path(), sim.clone());
-    cfg.devices = vec![DeviceSlot::new("dev0", sim).with_pce_backend(columns.clone())];
-    let engine = Engine::start(cfg).unwrap();
-    let job = submit(&engine, "a", Priority::Normal, SMALL, 1);
-    match engine.await_job(job, Wait::Forever).unwrap() {
-        Outcome::Failed { reason } => {
-            assert!(
-                reason.contains("dev0") && reason.contains("device memory"),
-                "{reason}"
-            )
+fn a_device_without_room_for_the_matrices_proves_from_a_host_witness() {
+    for (matrices, columns_calls) in [(1u64 << 40, 0), (0, 1)] {
+        let dir = tempfile::tempdir().unwrap();
+        let sim = Arc::new(
+            SimBackend::new(std::time::Duration::ZERO, Fault::None).with_memory(1 << 40, 1),
+        );
+        let columns = Arc::new(Columns {
+            resident: matrices,
+            ..Columns::default()
+        });
+        let mut cfg = config(dir.path(), sim.clone());
+        cfg.devices = vec![DeviceSlot::new("dev0", sim.clone()).with_pce_backend(columns.clone())];
+        let engine = Engine::start(cfg).unwrap();
+        let job = submit(&engine, "a", Priority::Normal, SMALL, 1);
+        match engine.await_job(job, Wait::Forever).unwrap() {
+            Outcome::Succeeded { proof, .. } => {
+                assert!(kind(dir.path()).check(SMALL, &proof).unwrap())
+            }
+            other => panic!("matrices of {matrices} bytes: {other:?}"),
         }
-        other => panic!("{other:?}"),
+        assert_eq!(columns.calls.load(Ordering::SeqCst), columns_calls);
+        assert_eq!(sim.calls(), 1 - columns_calls);
+        engine.shutdown();
     }
-    assert_eq!(columns.calls.load(Ordering::SeqCst), 0);
-    engine.shutdown();
 }
 
 /// With every device evaluating the PCE, a partition holds only its columns on the host, and
@@ -223,5 +226,54 @@ fn columns_are_charged_only_their_own_host_memory() {
         other => panic!("{other:?}"),
     }
     assert_eq!(backend.calls.load(Ordering::SeqCst), 2);
+    engine.shutdown();
+}
+
+/// Where the devices have no room for the matrices, partitions are witnesses, charged as such
+/// once the circuit is loaded. A budget that had room for columns but has none for a witness
+/// fails the job with the budget named, instead of leaving it waiting for room forever.
+#[test]
+fn a_witness_that_never_fits_the_budget_fails_the_job() {
+    use cuzk_engine::kind::{CircuitId, ProofKind};
+    use cuzk_groth16::params::Validation;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = kind(dir.path()).circuit(&CircuitId::from(SMALL)).unwrap();
+    let pk = ProvingKey::read(&spec.params, Validation::Full).unwrap();
+    // A first engine extracts the PCE and caches it beside the parameters, so that the
+    // constrained one below charges the file's size for it at submission.
+    let first = start(dir.path(), 0);
+    let job = submit(&first, "warm-up", Priority::Normal, SMALL, 1);
+    first.await_job(job, Wait::Forever).unwrap();
+    first.shutdown();
+    let pce_spec = spec.pce.as_ref().unwrap();
+    let file = SCALE.scale(std::fs::metadata(&pce_spec.path).unwrap().len());
+    let pce = (pce_spec.extract)().unwrap();
+    let params = SCALE.params(&pk);
+    let budget = params + file + SCALE.columns_bound(&pk);
+    let loaded = params + SCALE.pce(&pce) + SCALE.witness_bound(&pk) + SCALE.scratch(&pk);
+    assert!(
+        loaded > budget,
+        "{loaded} <= {budget}: the test needs a tighter budget"
+    );
+    let sim =
+        Arc::new(SimBackend::new(std::time::Duration::ZERO, Fault::None).with_memory(1 << 40, 1));
+    let columns = Arc::new(Columns {
+        resident: 1 << 40,
+        ..Columns::default()
+    });
+    let mut cfg = config(dir.path(), sim.clone());
+    cfg.meter = SCALE;
+    cfg.budget_bytes = budget;
+    cfg.recycle_bytes = 0;
+    cfg.devices = vec![DeviceSlot::new("dev0", sim.clone()).with_pce_backend(columns.clone())];
+    let engine = Engine::start(cfg).unwrap();
+    let job = submit(&engine, "a", Priority::Normal, SMALL, 2);
+    // Bounded: the fault this guards against is a wait that never ends.
+    let wait = Wait::For(std::time::Duration::from_secs(60));
+    match engine.await_job(job, wait).unwrap() {
+        Outcome::Failed { reason } => assert!(reason.contains("memory budget"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(columns.calls.load(Ordering::SeqCst), 0);
     engine.shutdown();
 }
