@@ -966,14 +966,18 @@ impl Shared {
                 let pce = hot.pce.as_deref().map_or(0, |p| self.meter.pce(p));
                 let measured = self.meter.params(&hot.key) + pce;
                 e.sizes.pce = pce;
-                let witnesses = hot
-                    .pce
-                    .as_deref()
-                    .is_some_and(|p| !self.columns_for(&hot.key, p));
-                if self.columns && witnesses && !e.witness_measured {
-                    // Mapped for columns, but the devices have no room for the matrices.
-                    e.sizes.witness = self.meter.witness_bound(&hot.key);
-                    e.sizes.scratch = self.meter.scratch(&hot.key);
+                match hot.pce.as_deref().filter(|_| self.columns) {
+                    Some(p) if self.columns_for(&hot.key, p) => {
+                        e.sizes.scratch = self.host_scratch(&hot.key, p);
+                    }
+                    Some(_) => {
+                        // Mapped for columns, but some device has no room for the matrices.
+                        if !e.witness_measured {
+                            e.sizes.witness = self.meter.witness_bound(&hot.key);
+                        }
+                        e.sizes.scratch = self.meter.scratch(&hot.key);
+                    }
+                    None => {}
                 }
                 Self::recharge(&mut st.budget, &mut e.charged, measured);
                 e.hot = Some(hot);
@@ -1121,10 +1125,17 @@ impl Shared {
         self.columns && self.devices.iter().all(|d| d.holds_matrices(pk, pce))
     }
 
-    /// Records a measured partition (`witness`, and the backend `scratch` of the path it
-    /// takes): the partition's charge becomes their sum, and the circuit's future partitions
-    /// are charged the measured sizes.
-    pub(crate) fn measured(&self, lease: &mut Lease, witness: u64, scratch: u64) {
+    /// Host memory one proof from columns of `pce`'s circuit takes on the device that takes
+    /// most (the scalars a GPU gathers for the queries it streams).
+    fn host_scratch(&self, pk: &ProvingKey, pce: &cuzk_pce::Pce) -> u64 {
+        let each = self.devices.iter().filter_map(|d| d.pce_backend.as_ref());
+        let most = each.map(|b| b.host_scratch(pk, pce)).max();
+        self.meter.scale(most.unwrap_or(0))
+    }
+
+    /// Records a measured witness: the partition's charge becomes witness + scratch, and the
+    /// circuit's future partitions are charged the measured size.
+    pub(crate) fn measured(&self, lease: &mut Lease, witness: u64) {
         let mut guard = self.lock();
         let st = &mut *guard;
         if let Some(e) = st.residency.get_mut(&lease.circuit) {
@@ -1133,9 +1144,8 @@ impl Shared {
             } else {
                 witness
             };
-            e.sizes.scratch = scratch;
             e.witness_measured = true;
-            Self::recharge(&mut st.budget, &mut lease.bytes, witness + scratch);
+            Self::recharge(&mut st.budget, &mut lease.bytes, witness + e.sizes.scratch);
         }
         drop(guard);
         self.cv.notify_all();

@@ -133,15 +133,6 @@ impl Assignment {
         }
     }
 
-    /// Host working memory the backend takes beside it: none for columns (the device
-    /// evaluates them), the reference backend's scratch for a witness.
-    fn scratch(&self, meter: Meter, key: &ProvingKey) -> u64 {
-        match self {
-            Assignment::Witness(_) => meter.scratch(key),
-            Assignment::Columns { .. } => 0,
-        }
-    }
-
     /// One proof on `slot`'s device.
     fn prove_on(
         &self,
@@ -473,8 +464,7 @@ pub(crate) fn cpu_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Finish>
                 let (job, p) = (work.job, work.partition);
                 shared.trace.record(job, p, Stage::Synthesis, index, t);
                 let bytes = assignment.bytes(shared.meter);
-                let scratch = assignment.scratch(shared.meter, &key);
-                shared.measured(&mut work.lease, bytes, scratch);
+                shared.measured(&mut work.lease, bytes);
                 let ready = Box::new(Ready {
                     work,
                     assignment,

@@ -44,6 +44,7 @@ struct Columns {
     calls: AtomicU64,
     misbehave: Misbehave,
     resident: u64,
+    host_scratch: u64,
 }
 
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
@@ -79,6 +80,10 @@ impl PceBackend for Columns {
 
     fn resident_bytes(&self, _pce: &Pce) -> u64 {
         self.resident
+    }
+
+    fn host_scratch(&self, _pk: &ProvingKey, _pce: &Pce) -> u64 {
+        self.host_scratch
     }
 }
 
@@ -276,4 +281,31 @@ fn a_witness_that_never_fits_the_budget_fails_the_job() {
     }
     assert_eq!(columns.calls.load(Ordering::SeqCst), 0);
     engine.shutdown();
+}
+
+/// What a device gathers on the host for the queries it streams is charged to each partition
+/// of columns: more than the budget fails the job as never fitting; none proves.
+#[test]
+fn columns_are_charged_the_host_scratch_of_streamed_queries() {
+    for (host_scratch, fits) in [(1u64 << 50, false), (0, true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let witnesses = Arc::new(Witnesses::default());
+        let columns = Arc::new(Columns {
+            host_scratch,
+            ..Columns::default()
+        });
+        let mut cfg = config(dir.path(), witnesses.clone());
+        cfg.devices = vec![DeviceSlot::new("dev0", witnesses).with_pce_backend(columns.clone())];
+        let engine = Engine::start(cfg).unwrap();
+        let job = submit(&engine, "a", Priority::Normal, SMALL, 2);
+        let wait = Wait::For(std::time::Duration::from_secs(60));
+        match engine.await_job(job, wait).unwrap() {
+            Outcome::Succeeded { .. } => assert!(fits),
+            Outcome::Failed { reason } => {
+                assert!(!fits && reason.contains("memory budget"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        engine.shutdown();
+    }
 }

@@ -231,6 +231,11 @@ impl PceBackend for GpuBackend {
     fn resident_bytes(&self, pce: &Pce) -> u64 {
         DevicePce::device_bytes(pce)
     }
+
+    /// The A and B scalars gathered for streamed queries ([`KeyPlan::host_scratch`]).
+    fn host_scratch(&self, pk: &ProvingKey, pce: &Pce) -> u64 {
+        self.plan(pk, DevicePce::device_bytes(pce)).host_scratch()
+    }
 }
 
 /// Per-stage wall times of one proof, as `debug` events (target `cuzk_gpu::backend`), for

@@ -130,6 +130,18 @@ impl KeyPlan {
         self.chunk
     }
 
+    /// Host memory a proof from columns gathers beside them: the A and B scalars, selected
+    /// from `input ‖ aux` on the host when any of those queries streams (6.0 GB for a 32 GiB
+    /// WindowPoSt on an H100, whose B G2 streams).
+    pub(crate) fn host_scratch(&self) -> u64 {
+        let [_, _, a, b, _] = self.lengths.map(|n| n as u64);
+        if self.streamed[2..].contains(&true) {
+            (a + b) * std::mem::size_of::<cuzk_groth16::Fr>() as u64
+        } else {
+            0
+        }
+    }
+
     fn kept(&self) -> [usize; 5] {
         std::array::from_fn(|q| if self.streamed[q] { 0 } else { self.lengths[q] })
     }
@@ -290,6 +302,25 @@ mod tests {
             whole.resident - WINDOW[4] as u64 * 192 - MSM_BUCKETS
         );
         assert_eq!(streamed.chunk(), chunk);
+    }
+
+    #[test]
+    fn streamed_a_or_b_gathers_their_scalars_on_the_host() {
+        let fr = std::mem::size_of::<cuzk_groth16::Fr>() as u64;
+        let window_h100 = plan(H100, WINDOW, WINDOW_PCE);
+        assert_eq!(
+            window_h100.host_scratch(),
+            (WINDOW[2] + WINDOW[3]) as u64 * fr
+        );
+        assert_eq!(plan(H200, WINDOW, WINDOW_PCE).host_scratch(), 0);
+        assert_eq!(plan(H100, POREP, POREP_PCE).host_scratch(), 0);
+        // A streamed H alone gathers nothing.
+        let memory = DeviceMemory::new(GIB, 192).unwrap();
+        let h_only = KeyPlan {
+            streamed: [true, false, false, false, false],
+            ..KeyPlan::new(POREP, memory, 0)
+        };
+        assert_eq!(h_only.host_scratch(), 0);
     }
 
     #[test]

@@ -31,6 +31,12 @@ pub trait PceBackend: Send + Sync {
     fn resident_bytes(&self, _pce: &Pce) -> u64 {
         0
     }
+
+    /// Host memory one proof from columns takes besides them (scalars it gathers on the
+    /// host), for the engine's budget; none when everything stays on the device.
+    fn host_scratch(&self, _pk: &ProvingKey, _pce: &Pce) -> u64 {
+        0
+    }
 }
 
 /// The reference: the mat-vec on the host ([`Pce::evaluate`]), then any [`Backend`].
