@@ -83,8 +83,7 @@ impl DeviceSlot {
 
     /// Whether it evaluates PCEs and has room for `pce`'s matrices beside `pk` and one proof.
     pub(crate) fn holds_matrices(&self, pk: &ProvingKey, pce: &Pce) -> bool {
-        self.pce_backend.is_some()
-            && !matches!(self.memory(pk, Some(pce)), Some((limit, f)) if f.call(1) > limit)
+        self.pce_backend.is_some() && self.too_small(pk, Some(pce)).is_none()
     }
 
     /// Why this device can never prove `kind` under `pk` (from columns of `pce`'s circuit when
@@ -99,6 +98,11 @@ impl DeviceSlot {
         if !self.accepts(kind) {
             return Some(Refusal::Kind);
         }
+        self.too_small(pk, pce)
+    }
+
+    /// [`Refusal::Memory`] when one proof under `pk` (beside `pce`'s matrices) does not fit.
+    fn too_small(&self, pk: &ProvingKey, pce: Option<&Pce>) -> Option<Refusal> {
         match self.memory(pk, pce) {
             Some((limit, f)) if f.call(1) > limit => Some(Refusal::Memory {
                 limit,

@@ -261,6 +261,14 @@ pub(crate) struct State {
     next_expiry_check: u64,
 }
 
+/// A hot circuit's resources, as a partition takes them.
+pub(crate) struct Resources {
+    pub(crate) key: Arc<cuzk_groth16::params::ProvingKey>,
+    pub(crate) pce: Option<Arc<cuzk_pce::Pce>>,
+    /// Partitions are made as columns only ([`Shared::columns_for`], decided at load).
+    pub(crate) columns: bool,
+}
+
 /// What every thread shares.
 pub(crate) struct Shared {
     pub(crate) registry: Registry,
@@ -966,8 +974,10 @@ impl Shared {
                 let pce = hot.pce.as_deref().map_or(0, |p| self.meter.pce(p));
                 let measured = self.meter.params(&hot.key) + pce;
                 e.sizes.pce = pce;
+                e.columns = false;
                 match hot.pce.as_deref().filter(|_| self.columns) {
                     Some(p) if self.columns_for(&hot.key, p) => {
+                        e.columns = true;
                         e.sizes.scratch = self.host_scratch(&hot.key, p);
                     }
                     Some(_) => {
@@ -1006,22 +1016,17 @@ impl Shared {
     }
 
     /// Waits until `circuit` is no longer loading and returns its hot resources.
-    pub(crate) fn wait_hot(
-        &self,
-        circuit: &CircuitId,
-    ) -> Result<
-        (
-            Arc<cuzk_groth16::params::ProvingKey>,
-            Option<Arc<cuzk_pce::Pce>>,
-        ),
-        String,
-    > {
+    pub(crate) fn wait_hot(&self, circuit: &CircuitId) -> Result<Resources, String> {
         let mut st = self.lock();
         loop {
             let e = st.residency.get(circuit).ok_or("circuit vanished")?;
             if !e.loading {
                 return match &e.hot {
-                    Some(Hot { key, pce }) => Ok((key.clone(), pce.clone())),
+                    Some(Hot { key, pce }) => Ok(Resources {
+                        key: key.clone(),
+                        pce: pce.clone(),
+                        columns: e.columns,
+                    }),
                     None => Err("its parameters failed to load".into()),
                 };
             }
@@ -1121,7 +1126,7 @@ impl Shared {
     /// kinds too, so that the answer is the circuit's). Otherwise the host evaluates a, b, c
     /// into a witness, and a card too small for the matrices (24 GB at 32 GiB) still proves
     /// instead of failing the job.
-    pub(crate) fn columns_for(&self, pk: &ProvingKey, pce: &cuzk_pce::Pce) -> bool {
+    fn columns_for(&self, pk: &ProvingKey, pce: &cuzk_pce::Pce) -> bool {
         self.columns && self.devices.iter().all(|d| d.holds_matrices(pk, pce))
     }
 

@@ -29,7 +29,7 @@ use cuzk_pce::{HostEvaluated, Pce, PceBackend};
 
 use crate::budget::Meter;
 use crate::device::{pick, Candidate, DeviceSlot, Ledger};
-use crate::engine::Shared;
+use crate::engine::{Resources, Shared};
 use crate::job::{JobId, JobState, Priority, Timings};
 use crate::kind::{CircuitId, Plan};
 use crate::metrics::Counters;
@@ -423,7 +423,7 @@ pub(crate) fn cpu_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Finish>
             let (job, p) = (work.job, work.partition);
             shared.trace.record(job, p, Stage::Load, index, t);
         }
-        let (key, pce) = match resources {
+        let Resources { key, pce, columns } = match resources {
             Ok(r) => r,
             Err(reason) => {
                 let reason = format!("circuit {}: {reason}", work.lease.circuit);
@@ -432,7 +432,7 @@ pub(crate) fn cpu_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Finish>
             }
         };
         // Where the devices evaluate the PCE themselves, CPU workers make only columns.
-        let device_pce = pce.as_ref().filter(|p| shared.columns_for(&key, p));
+        let device_pce = pce.as_ref().filter(|_| columns);
         if let Err(reason) = shared.placement(&work.kind, &key, device_pce.map(|p| &**p)) {
             // Accepted under another configuration (recovered from the store).
             fail(shared, work, format!("no device can prove it: {reason}"));

@@ -73,6 +73,9 @@ pub struct Entry {
     /// The mapped key; `None` when cold.
     pub warm: Option<Arc<ProvingKey>>,
     pub hot: Option<Hot>,
+    /// Whether its partitions are made as columns only, decided when it loads (every device
+    /// evaluates PCEs and holds its matrices).
+    pub columns: bool,
     /// Bytes charged to the budget for `hot` (or for the load in progress).
     pub charged: u64,
     pub loading: bool,
@@ -145,6 +148,7 @@ impl Residency {
                         pvk: mapped.pvk,
                         warm: Some(mapped.key),
                         hot: None,
+                        columns: false,
                         charged: 0,
                         loading: false,
                         refs: 0,
