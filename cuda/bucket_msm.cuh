@@ -7,7 +7,7 @@
 //   2. accumulate: the sorted list is cut into equal segments, one per thread, so every thread
 //      does the same number of additions whatever the bucket sizes (one thread per bucket
 //      leaves a warp waiting on its longest bucket); a bucket cut by segment boundaries is
-//      finished by carry passes. G1's long segments add by batch-affine pairwise levels
+//      finished by carry passes. Long segments add by batch-affine pairwise levels
 //      (accumulate_affine), the rest into XYZZ accumulators (accumulate);
 //   3. reduce: Σ (b+1)·S_b over the buckets in parallel ranges, then a pairwise tree.
 // Stream 1 sorts the next window while stream 0 accumulates this one. The windows' sums are
@@ -178,7 +178,7 @@ inline void exclusive_sum(uint32_t* out, uint32_t* sums, const uint32_t* in, uin
 # define BUCKET_MSM_WEIGH_THREADS 128
 #endif
 
-// The bucket sums of G2, and of G1's short segments. Thread t sums sorted entries [t·len,
+// The bucket sums of short segments. Thread t sums sorted entries [t·len,
 // (t+1)·len) bucket by bucket. A bucket whose first entry is in the segment is written to
 // buckets[b] by this thread; the head of a bucket begun in an earlier segment goes to
 // carry[t] (carry_of[t] = b) for add_carries. Buckets with no entries are not written:
@@ -317,19 +317,21 @@ __device__ __forceinline__ xy_t<field_t> finish(finish_t how, const field_t& inv
 }
 #endif
 
-// The bucket sums of G1's long segments, as `accumulate` writes them, by batch-affine
-// additions: an affine addition needs a field inversion, and one inversion serves a whole
-// batch (Montgomery's trick: 3 multiplications per element), so a sum costs about 6
-// multiplications where an XYZZ mixed addition costs 10. But it moves about 540 bytes per
-// addition in scattered accesses (each point read twice, the products, each level's results),
-// so on the H200 it is only a few per cent faster from 2^26 points (PERFORMANCE.md, log #62).
+// The bucket sums of long segments, as `accumulate` writes them, by batch-affine additions:
+// an affine addition needs a field inversion, and one inversion serves a whole batch
+// (Montgomery's trick: 3 multiplications per element), so a sum costs about 6 multiplications
+// where an XYZZ mixed addition costs 10. But it moves about 540 bytes per G1 addition in
+// scattered accesses (each point read twice, the products, each level's results), so G1 is
+// only a few per cent faster from 2^26 points (PERFORMANCE.md, log #62). G2 does three times
+// the arithmetic per byte (an Fp2 product is three Fp ones): its accumulation is 13 % faster
+// than XYZZ sums at 2^26 points (log #69).
 //
-// Thread s of `segs` takes sorted entries [s·len, (s+1)·len) and adds each of its buckets'
-// points pairwise, level by level: at level L a bucket with m entries in the segment has
-// ⌈m/2^L⌉ points, at slots (e − first) + j·2^L of the thread's scratch, and each level's pairs
-// share one inversion (prefix products in `pre`). A launch covers segments [seg0, seg0 +
-// lanes), so the scratch (len points and len/2 products per lane, lane-interleaved) is
-// bounded by the caller's chunking.
+// Segment s of `segs` (a lane pair for G2, as sppark's Fp2 code needs) takes sorted entries
+// [s·len, (s+1)·len) and adds each of its buckets' points pairwise, level by level: at level
+// L a bucket with m entries in the segment has ⌈m/2^L⌉ points, at slots (e − first) + j·2^L
+// of the segment's scratch, and each level's pairs share one inversion (prefix products in
+// `pre`). A launch covers segments [seg0, seg0 + lanes), so the scratch (len points and len/2
+// products per segment, segment-interleaved) is bounded by the caller's chunking.
 template<class bucket_t, class affine_h, class field_t, class field_h,
          class bucket_h = typename bucket_t::mem_t>
 __launch_bounds__(BUCKET_MSM_AFFINE_THREADS, 2) __global__
@@ -341,8 +343,9 @@ void accumulate_affine(bucket_h* buckets, bucket_h* carry, uint32_t* carry_of,
 #ifdef __CUDA_ARCH__
     typedef fixed_base::affine_out<field_h> xy_h;
     typedef xy_t<field_t> xy;
-    const uint32_t lanes = gridDim.x * blockDim.x;
-    const uint32_t t = threadIdx.x + blockIdx.x * blockDim.x, s = seg0 + t;
+    const uint32_t degree = bucket_t::degree; // G2: a pair of lanes per segment
+    const uint32_t lanes = gridDim.x * blockDim.x / degree;
+    const uint32_t t = (threadIdx.x + blockIdx.x * blockDim.x) / degree, s = seg0 + t;
     const uint32_t total = starts[nbuckets];
     const uint32_t len = (total + segs - 1) / segs;
     const uint32_t first = min(s * len, total), end = min(first + len, total);
@@ -690,20 +693,21 @@ void run(const gpu_t& gpu, point_t& out, const affine_h* points, const table_t& 
     const stream_t& ss = gpu[1]; // sorting, a pass ahead
     const uint32_t degree = bucket_t::degree, threads = BUCKET_MSM_THREADS;
     const uint32_t acc_threads = BUCKET_MSM_ACC_THREADS, weigh_threads = BUCKET_MSM_WEIGH_THREADS;
-    // G1 sums segments of at least AFFINE_MIN_LEN entries by batch-affine additions
-    // (accumulate_affine), in `chunks` launches of one wave of `lanes` threads, a segment `len`
-    // entries at most, so that the scratch (a point and half a product per entry) stays within
-    // n scalars' size: 4 GiB at 2^27. Shorter segments (tables, small MSMs), and G2, go to XYZZ
-    // additions (accumulate), in two waves of blocks per SM.
+    // Segments of at least AFFINE_MIN_LEN entries are summed by batch-affine additions
+    // (accumulate_affine), in `chunks` launches of one wave of `lanes` segments (a lane pair
+    // each for G2), a segment `len` entries at most, so that the scratch (a point and half a
+    // product per entry) stays within n scalars' size: 4 GiB at 2^27. Shorter segments
+    // (tables, small MSMs) go to XYZZ additions (accumulate), in two waves of blocks per SM.
     bool affine = false;
     uint32_t lanes = 0, chunks = 1, segs = gpu.sm_count() * 2 * acc_threads / degree;
     size_t len = 0;
-    if constexpr (degree == 1) {
+    {
         int per_sm = 0;
         CUDA_OK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm,
             accumulate_affine<bucket_t, affine_h, field_t, field_h>,
             BUCKET_MSM_AFFINE_THREADS, 0));
-        const uint32_t wave = gpu.sm_count() * std::max(per_sm, 1) * BUCKET_MSM_AFFINE_THREADS;
+        const uint32_t wave =
+            gpu.sm_count() * std::max(per_sm, 1) * BUCKET_MSM_AFFINE_THREADS / degree;
         const size_t budget = std::max(n * sizeof(fr_t), AFFINE_MIN_SCRATCH);
         const size_t need = (size_t)entries * (sizeof(affine_h) + sizeof(field_h) / 2);
         const uint32_t k = (uint32_t)std::max<size_t>(1, (need + budget - 1) / budget);
@@ -767,10 +771,10 @@ void run(const gpu_t& gpu, point_t& out, const affine_h* points, const table_t& 
         sorted_ev[k].wait(st);
         ev.mark(5 * p + 2, st);
         if (affine) {
-            if constexpr (degree == 1)
             for (uint32_t c = 0; c < chunks; c++) {
                 accumulate_affine<bucket_t, affine_h, field_t, field_h>
-                    <<<lanes / BUCKET_MSM_AFFINE_THREADS, BUCKET_MSM_AFFINE_THREADS, 0, st>>>(
+                    <<<blocks(lanes, BUCKET_MSM_AFFINE_THREADS), BUCKET_MSM_AFFINE_THREADS, 0,
+                       st>>>(
                     &buckets[0], &carry[0], &carry_of[0], points, sorted[k], starts[k], nb, segs,
                     c * lanes, &slots[0], &products[0]);
                 CUDA_OK(cudaGetLastError());

@@ -239,14 +239,12 @@ template __global__ void bucket_msm::weigh<B>(B::mem_t*, const B::mem_t*, const 
 template __global__ void bucket_msm::halve<B>(B::mem_t*, uint32_t, uint32_t, uint32_t,      \
                                               uint32_t);                                     \
 template __global__ void bucket_msm::expand<B, A::mem_t, F, F::mem_t>(A::mem_t*, size_t,     \
-                                                                      uint32_t, uint32_t);
+                                                                      uint32_t, uint32_t);    \
+template __global__ void bucket_msm::accumulate_affine<B, A::mem_t, F, F::mem_t>(            \
+    B::mem_t*, B::mem_t*, uint32_t*, const A::mem_t*, const uint32_t*, const uint32_t*,       \
+    uint32_t, uint32_t, uint32_t, fixed_base::affine_out<F::mem_t>*, F::mem_t*);
 BUCKET_MSM_KERNELS(bucket_t, affine_t, fp_t)
 BUCKET_MSM_KERNELS(bucket_fp2_t, affine_fp2_t, fp2_t)
-// G1's long segments are summed by batch-affine additions (bucket_msm::run).
-template __global__ void bucket_msm::accumulate_affine<bucket_t, affine_t::mem_t, fp_t, fp_t::mem_t>(
-    bucket_t::mem_t*, bucket_t::mem_t*, uint32_t*, const affine_t::mem_t*, const uint32_t*,
-    const uint32_t*, uint32_t, uint32_t, uint32_t, fixed_base::affine_out<fp_t::mem_t>*,
-    fp_t::mem_t*);
 // The fixed-base multiplication (fixed_base.cuh), launched only from host code too.
 template __global__ void fixed_base::multiply<bucket_t, affine_t::mem_t, fp_t, fp_t::mem_t>(
     fixed_base::affine_out<fp_t::mem_t>*, const affine_t::mem_t*, uint32_t, const fr_t*, size_t);
@@ -300,12 +298,13 @@ enum : int32_t {
 
 // The smallest G1 and G2 MSMs that our bucket MSM takes by default (measured: docs/GPU.md).
 // G1: sppark's is faster up to 2^26 (0.95x there), ours from 2^27 (1.07x), so ours takes over
-// midway. G2: sppark's up to 2^24 at least (0.94x), so ours only when asked for.
+// midway. G2: sppark's up to 2^24 (0.94x), ours from 2^26, where its segments are long enough
+// for batch-affine sums (1.14x; 1.36x at a 32 GiB WindowPoSt's B G2, 91.9 M points).
 #ifndef BUCKET_MSM_CROSSOVER_G1
 # define BUCKET_MSM_CROSSOVER_G1 ((size_t)3 << 25)
 #endif
 #ifndef BUCKET_MSM_CROSSOVER_G2
-# define BUCKET_MSM_CROSSOVER_G2 ((size_t)1 << 31)
+# define BUCKET_MSM_CROSSOVER_G2 ((size_t)1 << 26)
 #endif
 
 // The process-wide choice for CUZK_MSM_AUTO calls (cuzk_msm_prefer).
@@ -564,6 +563,16 @@ public:
     size_t size() const { return n; }
     bool tabled() const { return table.copies > 1; }
 
+    // Σ s_i·P_i over `n` points and scalars in host memory, by sppark's Pippenger, which
+    // uploads the points a batch at a time while it sums the previous batch (device memory:
+    // two batches of an eighth to a quarter of the points, their digits, the buckets).
+    static RustError streamed(const gpu_t& gpu, point_t& out, const affine_t* h, const fr_t* s,
+                              size_t n)
+    {
+        pippenger_t msm{nullptr, n, sizeof(affine_t), gpu.id()};
+        return msm.invoke(out, h, n, s, true, sizeof(affine_t));
+    }
+
     // `sparse` for scalars in host memory (uploaded first, through pinned staging: the
     // driver's pageable copy runs at a fifth of the speed).
     RustError sparse_from_host(point_t& out, const fr_t* h, size_t len)
@@ -743,6 +752,17 @@ cuzk_status cuzk_msm_##G##_run(msm_type* msm, const scalar_t* scalars, size_t n,
 }                                                                                         \
 void cuzk_msm_##G##_free(msm_type* msm)                                                   \
 {   try { delete msm; } catch (...) {}   }                                                   \
+/* Σ s_i·P_i with points and scalars in host memory, the points streamed (base_t::streamed). */ \
+cuzk_status cuzk_msm_##G##_streamed(int ordinal, const affine_type* points,               \
+                                    const scalar_t* scalars, size_t n, point_type* out)   \
+{                                                                                         \
+    return guarded([&] {                                                                  \
+        if (n == 0) return status_of(CUZK_BAD_ARGUMENT, "empty MSM");                     \
+        CUZK_GPU(gpu, ordinal);                                                           \
+        gpu->select();                                                                    \
+        return from_rust(msm_type::streamed(*gpu, *out, points, scalars, n));             \
+    });                                                                                   \
+}                                                                                         \
 /* Times Σ s_i·P_i over the first n points by one engine: CUZK_MSM_SPPARK,            */ \
 /* CUZK_MSM_BUCKETS with `window_bits` (0: by size), or CUZK_MSM_TABLE (the base's     */ \
 /* table). See base_t::timed. For benchmarks and the engines' agreement tests.         */ \

@@ -2,8 +2,9 @@
 //! partition over a synthetic SRS, and the throughput of such partitions on one GPU against
 //! every GPU of the host. Prints medians; run by tools/gpu-tests.sh.
 //!
-//! `CUZK_GPU_BENCH` picks sections (comma-separated: ntt, msm, msm-engines, tables, porep2k,
-//! partition32g, multi32g, pce32g; default ntt, msm, porep2k, partition32g) and
+//! `CUZK_GPU_BENCH` picks sections (comma-separated: ntt, msm, msm-engines, msm-engines-g2,
+//! tables, streamed,
+//! porep2k, partition32g, multi32g, pce32g; default ntt, msm, porep2k, partition32g) and
 //! `CUZK_GPU_BENCH_MAX_LOG` caps the NTT/MSM sizes (default 26; 27 for msm-engines, which
 //! sets our bucket MSM against sppark's; 24 for tables, which adds ours over tables of
 //! multiples, and at 27 partial tables of the 2^27 H MSM); `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the
@@ -23,7 +24,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use cuzk_gpu::msm::{prefer, Curve, DeviceBase, Engine, Table, G1, G2};
+use cuzk_gpu::msm::{msm, prefer, streamed_msm, Curve, DeviceBase, Engine, Table, G1, G2};
 use cuzk_gpu::{domain, Device, GpuBackend};
 use cuzk_groth16::assignment::{Densities, Witness};
 use cuzk_groth16::backend::{Backend, Randomness};
@@ -115,16 +116,61 @@ fn bench_msm(d: &Device, max_log: u32) {
     }
 }
 
+/// A query streamed from host memory at every proof (`placement`): the 32 GiB WindowPoSt's
+/// B G2 (91.9 M points, in an H100's 5.2 GB chunks) and 2^26 G1 points (in quarters), each
+/// resident, uploaded chunk by chunk before each chunk's MSM (aeb4085's way), and by sppark's
+/// overlapped streaming (`streamed_msm`, the backend's way since) whole and in the same chunks. Medians of 3; every
+/// way must give the same point.
+fn bench_streamed(d: &Device) {
+    fn compare<C: Curve>(d: &Device, name: &str, points: &[C::Affine], chunk: usize)
+    where
+        C::Projective: PartialEq + std::fmt::Debug,
+    {
+        let n = points.len();
+        let s = scalars(n, n as u64, false);
+        let mut sums = Vec::new();
+        let mut time = |what: &str, f: &mut dyn FnMut() -> C::Projective| {
+            let mut sum = None;
+            let t = median(|| sum = Some(f()), 3);
+            println!("streamed {name} n={n} chunk={chunk}: {what} median {t:.2?}");
+            sums.push(sum.unwrap());
+        };
+        let mut base = DeviceBase::<C>::upload(d, points).unwrap();
+        time("resident", &mut || base.msm(&s).unwrap());
+        drop(base);
+        time("chunks uploaded then summed", &mut || {
+            let chunks = points.chunks(chunk).zip(s.chunks(chunk));
+            chunks.map(|(p, s)| msm::<C>(d, p, s).unwrap()).sum()
+        });
+        time("sppark streamed, whole", &mut || {
+            streamed_msm::<C>(d, points, &s, n).unwrap()
+        });
+        time("sppark streamed, in chunks", &mut || {
+            streamed_msm::<C>(d, points, &s, chunk).unwrap()
+        });
+        assert!(
+            sums.iter().all(|x| *x == sums[0]),
+            "{name}: the sums differ"
+        );
+    }
+    let g2 = tile(&random_g2(1 << 18, 2), 91_925_767);
+    compare::<G2>(d, "b_g2 (32 GiB WindowPoSt)", &g2, 5_246_484_480 / 192);
+    drop(g2);
+    let g1 = tile(&random_g1(1 << 20, 1), 1 << 26);
+    compare::<G1>(d, "g1 2^26", &g1, 1 << 24);
+}
+
 /// Our bucket MSM against sppark's in one process, on the same resident base and device-resident
 /// random scalars (the H MSM's case): medians of 5 runs at 2^20 … 2^`max_log` G1 points (and
-/// 2^22, 2^24 G2 points), the steps and addition rate of ours, the scratch each allocates;
-/// then a window sweep at the largest G1 size. Every run must give the same point.
-fn bench_msm_engines(max_log: u32) {
+/// 2^22, 2^24, 2^26 G2 points and a 32 GiB WindowPoSt's B G2), the steps and addition rate of ours, the scratch each
+/// allocates; then a window sweep at the largest G1 size. Every run must give the same point.
+/// `g1` false runs the G2 sizes alone (section msm-engines-g2).
+fn bench_msm_engines(max_log: u32, g1_too: bool) {
     let d = Device::open(0).unwrap();
     let g1 = random_g1(1 << 20, 1);
     let logs: Vec<u32> = [20, 22, 24, 26, 27]
         .into_iter()
-        .filter(|&l| l <= max_log)
+        .filter(|&l| l <= max_log && g1_too)
         .collect();
     for &lg in &logs {
         let n = 1usize << lg;
@@ -151,11 +197,20 @@ fn bench_msm_engines(max_log: u32) {
         }
     }
     let g2 = random_g2(1 << 18, 2);
-    for lg in [22, 24].into_iter().filter(|&l| l <= max_log) {
-        let n = 1usize << lg;
+    // The last: the B G2 query of a 32 GiB WindowPoSt partition.
+    let sizes = [22, 24, 26].map(|lg| (format!("2^{lg}"), 1usize << lg, lg));
+    let wpost = (
+        "91,925,767 (B G2 of a 32 GiB WindowPoSt)".to_string(),
+        91_925_767,
+        27,
+    );
+    for (name, n, lg) in sizes.into_iter().chain([wpost]) {
+        if lg > max_log {
+            continue;
+        }
         let s = scalars(n, lg as u64, false);
         let mut base = DeviceBase::<G2>::upload(&d, &tile(&g2, n)).unwrap();
-        compare_engines(&format!("g2 2^{lg}"), &mut base, &s);
+        compare_engines(&format!("g2 {name}"), &mut base, &s);
     }
 }
 
@@ -325,11 +380,12 @@ where
     let round = |v: &[f64]| v.iter().map(|x| x.round() as u64).collect::<Vec<_>>();
     println!(
         "msm-engines {label}: sppark median {a:.1} ms, ours median {b:.1} ms ({:.2}x); ours \
-         c={} x{} windows: sort {:.1} ms, accumulate {:.1} ms ({:.2} G additions/s), reduce \
+         c={} x{} windows, {} sums: sort {:.1} ms, accumulate {:.1} ms ({:.2} G additions/s), reduce \
          {:.1} ms; scratch: ours {} MiB, sppark {} MiB; raw ms sppark {:?} ours {:?}",
         a / b,
         st.window_bits,
         st.windows,
+        if st.batch_affine { "batch-affine" } else { "XYZZ" },
         st.sort_ms,
         st.accumulate_ms,
         (n as f64 * st.windows as f64) / (st.accumulate_ms * 1e6),
@@ -836,8 +892,10 @@ fn main() {
         match s.trim() {
             "ntt" => bench_ntt(&d, max_log),
             "msm" => bench_msm(&d, max_log),
-            "msm-engines" => bench_msm_engines(max_log_set.unwrap_or(27)),
+            "msm-engines" => bench_msm_engines(max_log_set.unwrap_or(27), true),
+            "msm-engines-g2" => bench_msm_engines(max_log_set.unwrap_or(27), false),
             "tables" => bench_tables(max_log_set.unwrap_or(24)),
+            "streamed" => bench_streamed(&d),
             "porep2k" => bench_porep_2kib(&backend),
             "partition32g" => bench_partition_32gib(&backend),
             "multi32g" => bench_multi_32gib(partitions),

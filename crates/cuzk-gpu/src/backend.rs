@@ -20,7 +20,7 @@ use cuzk_pce::{Pce, PceBackend};
 use group::Group;
 
 use crate::domain::{check_h, quotient, quotient_msm};
-use crate::msm::{chunked_msm, Curve, DeviceBase, Table, G1, G2};
+use crate::msm::{streamed_msm, Curve, DeviceBase, Table, G1, G2};
 use crate::pce::{DevicePce, Scalars};
 use crate::placement::{DeviceMemory, KeyPlan};
 use crate::resident::{make_room, Lru};
@@ -333,7 +333,7 @@ impl<C: Curve> Query<C> {
         match self {
             Query::Empty => Ok(<C::Projective as Group>::identity()),
             Query::Resident(base) => base.msm(scalars),
-            Query::Streamed { chunk } => chunked_msm::<C>(device, points, scalars, *chunk),
+            Query::Streamed { chunk } => streamed_msm::<C>(device, points, scalars, *chunk),
         }
     }
 
@@ -363,7 +363,7 @@ fn stream_h(
     h: &Coefficients,
 ) -> Result<G1Projective, ProverError> {
     let len = check_h(points.len(), domain)?;
-    Ok(chunked_msm::<G1>(
+    Ok(streamed_msm::<G1>(
         device,
         points,
         &h.as_slice()[..len],

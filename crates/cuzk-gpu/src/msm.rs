@@ -54,6 +54,12 @@ pub trait Curve: Send + 'static {
         runs: u32,
     ) -> Result<Timed<Self::Projective>, GpuError>;
     #[doc(hidden)]
+    fn streamed(
+        ordinal: usize,
+        points: &[Self::Affine],
+        scalars: &[Fr],
+    ) -> Result<Self::Projective, GpuError>;
+    #[doc(hidden)]
     fn free(raw: NonNull<c_void>);
 }
 
@@ -66,7 +72,7 @@ pub enum G2 {}
 
 macro_rules! device_curve {
     ($curve:ty, $affine:ty, $projective:ty, $new:ident, $run:ident, $run_pce:ident, $time:ident,
-     $free:ident) => {
+     $streamed:ident, $free:ident) => {
         impl Curve for $curve {
             type Affine = $affine;
             type Projective = $projective;
@@ -150,6 +156,25 @@ macro_rules! device_curve {
                 Ok(Timed { sum, ms, steps })
             }
 
+            fn streamed(
+                ordinal: usize,
+                points: &[$affine],
+                scalars: &[Fr],
+            ) -> Result<$projective, GpuError> {
+                let mut out = <$projective as group::Group>::identity();
+                cuda!(
+                    ordinal,
+                    $streamed(
+                        ordinal as i32,
+                        points.as_ptr(),
+                        scalars.as_ptr(),
+                        points.len(),
+                        &mut out
+                    )
+                )?;
+                Ok(out)
+            }
+
             fn free(raw: NonNull<c_void>) {
                 #[cfg(cuzk_cuda)]
                 // SAFETY: `raw` came from the matching `_new` and is freed exactly once (Drop).
@@ -171,6 +196,7 @@ device_curve!(
     cuzk_msm_g1_run,
     cuzk_pce_msm_g1,
     cuzk_msm_g1_time,
+    cuzk_msm_g1_streamed,
     cuzk_msm_g1_free
 );
 device_curve!(
@@ -181,6 +207,7 @@ device_curve!(
     cuzk_msm_g2_run,
     cuzk_pce_msm_g2,
     cuzk_msm_g2_time,
+    cuzk_msm_g2_streamed,
     cuzk_msm_g2_free
 );
 
@@ -417,31 +444,41 @@ pub fn msm<C: Curve>(
     points: &[C::Affine],
     scalars: &[Fr],
 ) -> Result<C::Projective, GpuError> {
-    chunked_msm::<C>(device, points, scalars, points.len())
+    check_lengths(points.len(), scalars.len())?;
+    if points.is_empty() {
+        return Ok(<C::Projective as group::Group>::identity());
+    }
+    DeviceBase::<C>::upload(device, points)?.msm(scalars)
 }
 
-/// [`msm`] in chunks of `chunk` points, each uploaded, multiplied and freed before the next:
-/// a query too large to keep on the device (see [`crate::placement`]) at `chunk` points of
-/// device memory.
-pub fn chunked_msm<C: Curve>(
+fn check_lengths(points: usize, scalars: usize) -> Result<(), GpuError> {
+    if points == scalars {
+        Ok(())
+    } else {
+        Err(GpuError::Argument(format!(
+            "{points} points but {scalars} scalars"
+        )))
+    }
+}
+
+/// `Σ scalars[i] · points[i]` with both in host memory, for a query too large to keep on the
+/// device (see [`crate::placement`]): by sppark's Pippenger, which uploads the points a batch
+/// at a time while it sums the previous batch, in calls of `chunk` points, so that a call's
+/// device memory (two batches of an eighth to a quarter of its points, their digits and
+/// buckets) stays within `chunk` points and the buckets the plan charges.
+pub fn streamed_msm<C: Curve>(
     device: &Device,
     points: &[C::Affine],
     scalars: &[Fr],
     chunk: usize,
 ) -> Result<C::Projective, GpuError> {
-    if points.len() != scalars.len() {
-        return Err(GpuError::Argument(format!(
-            "{} points but {} scalars",
-            points.len(),
-            scalars.len()
-        )));
-    }
+    check_lengths(points.len(), scalars.len())?;
     let mut sum = <C::Projective as group::Group>::identity();
     for (p, s) in points
         .chunks(chunk.max(1))
         .zip(scalars.chunks(chunk.max(1)))
     {
-        sum += DeviceBase::<C>::upload(device, p)?.msm(s)?;
+        sum += C::streamed(device.ordinal(), p, s)?;
     }
     Ok(sum)
 }

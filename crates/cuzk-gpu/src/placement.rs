@@ -2,7 +2,7 @@
 //!
 //! A query is resident (uploaded once, kept between proofs) or, when the key and the circuit's
 //! matrices beside it do not fit the card, streamed: uploaded again at every proof in chunks,
-//! each multiplied and freed before the next. A card smaller than a key then still proves it,
+//! each summed as its next batch goes up, and freed before the next chunk. A card smaller than a key then still proves it,
 //! paying bus time per proof instead of refusing the work: a 32 GiB WindowPoSt key (about 69
 //! GB) beside its PCE fits an H200 whole, but on an 80 GB H100 its B G2 query streams. The plan
 //! keeps as many of the key's bytes resident as fit.
@@ -21,9 +21,9 @@ pub(crate) const MSM_BUCKETS: u64 = 384 << 20;
 
 /// A call's device memory besides a, b and c: one batch of scalars and digits. The H200
 /// showed 12.0 GiB per 32 GiB proof, against 12.0 GiB for a, b and c plus this. Our bucket
-/// MSM's 6.0 GiB at 2^27 points (2.0 of digits and buckets, 4.0 of batch-affine sums) fits
-/// inside the a, b, c allowance: the H MSM runs after b and c are freed, the witness MSMs
-/// after a too.
+/// MSM's 6.0 GiB at 2^27 points (2.0 of digits and buckets, 4.0 of batch-affine sums), and its
+/// 4.7 GiB for a 32 GiB WindowPoSt's B G2, fit inside the a, b, c allowance: the H MSM runs
+/// after b and c are freed, the witness MSMs after a too.
 pub(crate) const MSM_SCRATCH: u64 = 512 << 20;
 
 /// The largest query that gets a [`Table`]. Measured on the H200 (PERFORMANCE.md, "Tables of

@@ -138,6 +138,13 @@ pub(crate) mod ffi {
             out: *mut G1Projective,
         ) -> Status;
         pub(crate) fn cuzk_msm_g1_free(msm: *mut Msm);
+        pub(crate) fn cuzk_msm_g1_streamed(
+            ordinal: i32,
+            points: *const G1Affine,
+            scalars: *const Fr,
+            n: usize,
+            out: *mut G1Projective,
+        ) -> Status;
         #[allow(clippy::too_many_arguments)]
         pub(crate) fn cuzk_msm_g1_time(
             msm: *mut Msm,
@@ -196,6 +203,13 @@ pub(crate) mod ffi {
             out: *mut G2Projective,
         ) -> Status;
         pub(crate) fn cuzk_msm_g2_free(msm: *mut Msm);
+        pub(crate) fn cuzk_msm_g2_streamed(
+            ordinal: i32,
+            points: *const G2Affine,
+            scalars: *const Fr,
+            n: usize,
+            out: *mut G2Projective,
+        ) -> Status;
         pub(crate) fn cuzk_ntt(
             ordinal: i32,
             inout: *mut Fr,

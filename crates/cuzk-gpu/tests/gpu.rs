@@ -3,7 +3,7 @@
 
 mod common;
 
-use cuzk_gpu::msm::{msm, prefer, DeviceBase, Engine, Table, G1, G2};
+use cuzk_gpu::msm::{msm, prefer, streamed_msm, DeviceBase, Engine, Table, G1, G2};
 use cuzk_gpu::{domain, Device, GpuBackend, GpuError};
 use cuzk_groth16::backend::{quotient, Backend, CpuBackend, Randomness};
 use cuzk_groth16::conformance::{
@@ -325,28 +325,76 @@ fn bucket_msm_matches_sppark_and_cpu() {
     ));
 }
 
-/// G1's batch-affine bucket sums, which only long segments take (2^26 points on the H200), on
-/// the random and adversarial scalars over a base with repeated points and points at infinity
-/// (P + P and P − P meet in a bucket): against sppark's Pippenger, or for one scalar s
-/// everywhere against s·ΣP (sppark would add a whole window's 2^26 points in one thread); a
-/// small MSM adds into XYZZ buckets instead.
+/// sppark's streamed MSM (points and scalars in host memory, the points uploaded a batch at a
+/// time), whole and in chunks, against the CPU on the random and adversarial scalars over the
+/// awkward bases, in G1 and G2.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
+fn streamed_msm_matches_cpu() {
+    let d = device();
+    let n = (1 << 16) + 3;
+    let points = awkward_g1(n);
+    let cases = adversarial_scalars(n);
+    for (what, s) in &cases {
+        for len in [0, 1, 33, 1000, n] {
+            let want = cpu_msm::blst_g1(&points[..len], &s[..len]).to_affine();
+            for chunk in [n, 4099] {
+                let got = streamed_msm::<G1>(&d, &points[..len], &s[..len], chunk).unwrap();
+                assert_eq!(got.to_affine(), want, "{what}, n = {len}, chunk {chunk}");
+            }
+        }
+    }
+    let n2 = 5000;
+    let p2 = awkward_g2(n2);
+    for (what, s) in &cases {
+        let s = &s[..n2];
+        let want = cpu_msm::blst_g2(&p2, s).to_affine();
+        for chunk in [n2, 777] {
+            let got = streamed_msm::<G2>(&d, &p2, s, chunk).unwrap();
+            assert_eq!(got.to_affine(), want, "G2 {what}, chunk {chunk}");
+        }
+    }
+    assert!(matches!(
+        streamed_msm::<G1>(&d, &points[..2], &cases[0].1[..3], n),
+        Err(GpuError::Argument(_))
+    ));
+}
+
+/// Batch-affine bucket sums, which only long segments take (2^26 points on the H200), on the
+/// random and adversarial scalars over a base with repeated points and points at infinity
+/// (P + P and P − P meet in a bucket), in G1 and G2 (a lane pair per segment): against sppark's
+/// Pippenger, or for one scalar s everywhere against s·ΣP (sppark would add a whole window's
+/// 2^26 points in one thread); a small MSM adds into XYZZ buckets instead.
 #[test]
 #[ignore = "needs an NVIDIA GPU; run by tools/gpu-tests.sh (docs/GPU.md)"]
 fn batch_affine_sums_match_sppark() {
     let d = device();
-    let points = awkward_g1(1 << 16);
+    let g1 = awkward_g1(1 << 16);
+    let sum = g1.iter().map(|p| p.to_curve()).sum();
+    batch_affine_agrees::<G1>(&d, &g1, sum);
+    let g2 = awkward_g2(1 << 12);
+    let sum = g2.iter().map(|p| p.to_curve()).sum();
+    batch_affine_agrees::<G2>(&d, &g2, sum);
+}
+
+fn batch_affine_agrees<C: cuzk_gpu::msm::Curve>(
+    d: &Device,
+    points: &[C::Affine],
+    sum: C::Projective,
+) where
+    C::Projective: group::Group<Scalar = Fr> + std::fmt::Debug,
+{
     let ours = Engine::Buckets { window_bits: None };
-    let mut small = DeviceBase::<G1>::upload(&d, &points).unwrap();
+    let mut small = DeviceBase::<C>::upload(d, points).unwrap();
     let steps = small
-        .time(&random_scalars(1 << 16, 5), ours, 1)
+        .time(&random_scalars(points.len(), 5), ours, 1)
         .unwrap()
         .steps;
-    assert!(!steps.unwrap().batch_affine, "2^16 points: XYZZ sums");
+    assert!(!steps.unwrap().batch_affine, "a small MSM: XYZZ sums");
     drop(small);
     let n = 1 << 26;
-    let mut base = DeviceBase::<G1>::upload(&d, &tile(&points, n)).unwrap();
+    let mut base = DeviceBase::<C>::upload(d, &tile(points, n)).unwrap();
     let tiles = Fr::from((n / points.len()) as u64);
-    let sum: cuzk_groth16::G1Projective = points.iter().map(|p| p.to_curve()).sum();
     for (what, s) in adversarial_scalars(n) {
         let got = base.time(&s, ours, 1).unwrap();
         assert!(got.steps.unwrap().batch_affine, "{what}: batch-affine sums");
@@ -354,7 +402,7 @@ fn batch_affine_sums_match_sppark() {
             true => sum * (tiles * s[0]),
             false => base.time(&s, Engine::Sppark, 1).unwrap().sum,
         };
-        assert_eq!(got.sum.to_affine(), want.to_affine(), "{what}");
+        assert_eq!(got.sum, want, "{what}");
     }
 }
 
