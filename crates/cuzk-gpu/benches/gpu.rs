@@ -3,8 +3,8 @@
 //! every GPU of the host. Prints medians; run by tools/gpu-tests.sh.
 //!
 //! `CUZK_GPU_BENCH` picks sections (comma-separated: ntt, msm, msm-engines, msm-engines-g2,
-//! tables, streamed,
-//! porep2k, partition32g, multi32g, pce32g; default ntt, msm, porep2k, partition32g) and
+//! tables, streamed, porep2k, partition32g, multi32g, pce32g; default ntt, msm, porep2k,
+//! partition32g) and
 //! `CUZK_GPU_BENCH_MAX_LOG` caps the NTT/MSM sizes (default 26; 27 for msm-engines, which
 //! sets our bucket MSM against sppark's; 24 for tables, which adds ours over tables of
 //! multiples, and at 27 partial tables of the 2^27 H MSM); `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the
@@ -118,9 +118,9 @@ fn bench_msm(d: &Device, max_log: u32) {
 
 /// A query streamed from host memory at every proof (`placement`): the 32 GiB WindowPoSt's
 /// B G2 (91.9 M points, in an H100's 5.2 GB chunks) and 2^26 G1 points (in quarters), each
-/// resident, uploaded chunk by chunk before each chunk's MSM (aeb4085's way), and by sppark's
-/// overlapped streaming (`streamed_msm`, the backend's way since) whole and in the same chunks. Medians of 3; every
-/// way must give the same point.
+/// four ways: resident; each chunk uploaded, then summed (aeb4085's way); and by sppark's
+/// overlapped streaming (`streamed_msm`, the backend's way since), whole and in the same
+/// chunks. Medians of 3; every way must give the same point.
 fn bench_streamed(d: &Device) {
     fn compare<C: Curve>(d: &Device, name: &str, points: &[C::Affine], chunk: usize)
     where
@@ -162,9 +162,9 @@ fn bench_streamed(d: &Device) {
 
 /// Our bucket MSM against sppark's in one process, on the same resident base and device-resident
 /// random scalars (the H MSM's case): medians of 5 runs at 2^20 … 2^`max_log` G1 points (and
-/// 2^22, 2^24, 2^26 G2 points and a 32 GiB WindowPoSt's B G2), the steps and addition rate of ours, the scratch each
-/// allocates; then a window sweep at the largest G1 size. Every run must give the same point.
-/// `g1` false runs the G2 sizes alone (section msm-engines-g2).
+/// 2^22, 2^24, 2^26 G2 points and a 32 GiB WindowPoSt's B G2), the steps and addition rate
+/// of ours, the scratch each allocates; then a window sweep at the largest G1 size. Every run
+/// must give the same point. `g1_too` false runs the G2 sizes alone (section msm-engines-g2).
 fn bench_msm_engines(max_log: u32, g1_too: bool) {
     let d = Device::open(0).unwrap();
     let g1 = random_g1(1 << 20, 1);
