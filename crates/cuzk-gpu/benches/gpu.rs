@@ -2,13 +2,14 @@
 //! partition over a synthetic SRS, and the throughput of such partitions on one GPU against
 //! every GPU of the host. Prints medians; run by tools/gpu-tests.sh.
 //!
-//! `CUZK_GPU_BENCH` picks sections (comma-separated: ntt, msm, msm-engines, msm-engines-g2,
-//! tables, streamed, porep2k, partition32g, multi32g, pce32g; default ntt, msm, porep2k,
-//! partition32g) and
-//! `CUZK_GPU_BENCH_MAX_LOG` caps the NTT/MSM sizes (default 26; 27 for msm-engines, which
-//! sets our bucket MSM against sppark's; 24 for tables, which adds ours over tables of
-//! multiples, and at 27 partial tables of the 2^27 H MSM); `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the
-//! multi-GPU runs in multi32g and pce32g (default 4). pce32g extracts the real 32 GiB PCE
+//! `CUZK_GPU_BENCH` picks sections (comma-separated: ntt, msm, msm-engines, msm-engines-g1,
+//! msm-engines-g2, tables, streamed, porep2k, partition32g, multi32g, pce32g; default ntt,
+//! msm, porep2k, partition32g). `CUZK_GPU_BENCH_MAX_LOG` caps the NTT/MSM sizes (default 26;
+//! 27 for msm-engines, which sets our bucket MSM against sppark's; 24 for tables, which adds
+//! ours over tables of multiples, and at 27 partial tables of the 2^27 H MSM), and
+//! `CUZK_GPU_BENCH_MIN_LOG` leaves out msm-engines' sizes below it.
+//! `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the multi-GPU runs in multi32g and
+//! pce32g (default 4). pce32g extracts the real 32 GiB PCE
 //! (about a minute, 15 GB of host memory) and proves a synthetic partition's native witness;
 //! `CUZK_GPU_BENCH_HOST=0` leaves out its host-path comparison. wpost32g and winning32g do
 //! the same for one 32 GiB WindowPoSt partition (2349 sectors) and a 32 GiB WinningPoSt: the
@@ -164,13 +165,14 @@ fn bench_streamed(d: &Device) {
 /// random scalars (the H MSM's case): medians of 5 runs at 2^20 … 2^`max_log` G1 points (and
 /// 2^22, 2^24, 2^26 G2 points and a 32 GiB WindowPoSt's B G2), the steps and addition rate
 /// of ours, the scratch each allocates; then a window sweep at the largest G1 size. Every run
-/// must give the same point. `g1_too` false runs the G2 sizes alone (section msm-engines-g2).
-fn bench_msm_engines(max_log: u32, g1_too: bool) {
+/// must give the same point. Sections msm-engines-g1 and msm-engines-g2 run one curve's
+/// sizes alone; sizes below 2^`min_log` are left out (the B G2 counts as 2^27).
+fn bench_msm_engines(min_log: u32, max_log: u32, g1_too: bool, g2_too: bool) {
     let d = Device::open(0).unwrap();
     let g1 = random_g1(1 << 20, 1);
     let logs: Vec<u32> = [20, 22, 24, 26, 27]
         .into_iter()
-        .filter(|&l| l <= max_log && g1_too)
+        .filter(|&l| (min_log..=max_log).contains(&l) && g1_too)
         .collect();
     for &lg in &logs {
         let n = 1usize << lg;
@@ -205,7 +207,7 @@ fn bench_msm_engines(max_log: u32, g1_too: bool) {
         27,
     );
     for (name, n, lg) in sizes.into_iter().chain([wpost]) {
-        if lg > max_log {
+        if !(min_log..=max_log).contains(&lg) || !g2_too {
             continue;
         }
         let s = scalars(n, lg as u64, false);
@@ -873,6 +875,10 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok());
     let max_log = max_log_set.unwrap_or(26);
+    let min_log: u32 = std::env::var("CUZK_GPU_BENCH_MIN_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     let d = match Device::open(0) {
         Ok(d) => d,
         Err(e) => {
@@ -892,8 +898,9 @@ fn main() {
         match s.trim() {
             "ntt" => bench_ntt(&d, max_log),
             "msm" => bench_msm(&d, max_log),
-            "msm-engines" => bench_msm_engines(max_log_set.unwrap_or(27), true),
-            "msm-engines-g2" => bench_msm_engines(max_log_set.unwrap_or(27), false),
+            "msm-engines" => bench_msm_engines(min_log, max_log_set.unwrap_or(27), true, true),
+            "msm-engines-g1" => bench_msm_engines(min_log, max_log_set.unwrap_or(27), true, false),
+            "msm-engines-g2" => bench_msm_engines(min_log, max_log_set.unwrap_or(27), false, true),
             "tables" => bench_tables(max_log_set.unwrap_or(24)),
             "streamed" => bench_streamed(&d),
             "porep2k" => bench_porep_2kib(&backend),
