@@ -297,8 +297,8 @@ enum : int32_t {
 };
 
 // The smallest G1 and G2 MSMs that our bucket MSM takes by default (measured: docs/GPU.md).
-// G1: sppark's is faster up to 2^26 (0.95x there), ours from 2^27 (1.07x), so ours takes over
-// midway. G2: sppark's up to 2^24 (0.94x), ours from 2^26, where its segments are long enough
+// G1: the two are equal at 2^26 (1.00x with batch-affine sums), ours is faster at 2^27
+// (1.12x on the H200), so ours takes over midway. G2: sppark's up to 2^24 (0.94x), ours from 2^26, where its segments are long enough
 // for batch-affine sums (1.14x; 1.36x at a 32 GiB WindowPoSt's B G2, 91.9 M points).
 #ifndef BUCKET_MSM_CROSSOVER_G1
 # define BUCKET_MSM_CROSSOVER_G1 ((size_t)3 << 25)

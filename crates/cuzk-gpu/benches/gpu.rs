@@ -9,8 +9,8 @@
 //! ours over tables of multiples, and at 27 partial tables of the 2^27 H MSM), and
 //! `CUZK_GPU_BENCH_MIN_LOG` leaves out msm-engines' sizes below it.
 //! `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the multi-GPU runs in multi32g and
-//! pce32g (default 4). pce32g extracts the real 32 GiB PCE
-//! (about a minute, 15 GB of host memory) and proves a synthetic partition's native witness;
+//! pce32g (default 4). pce32g extracts the real 32 GiB PCE (about a minute, 15 GB of host
+//! memory) and proves a synthetic partition's native witness;
 //! `CUZK_GPU_BENCH_HOST=0` leaves out its host-path comparison. wpost32g and winning32g do
 //! the same for one 32 GiB WindowPoSt partition (2349 sectors) and a 32 GiB WinningPoSt: the
 //! real circuit's PCE, a random well-formed vanilla set (sparse trees, every check passes),
@@ -162,17 +162,15 @@ fn bench_streamed(d: &Device) {
 }
 
 /// Our bucket MSM against sppark's in one process, on the same resident base and device-resident
-/// random scalars (the H MSM's case): medians of 5 runs at 2^20 … 2^`max_log` G1 points (and
-/// 2^22, 2^24, 2^26 G2 points and a 32 GiB WindowPoSt's B G2), the steps and addition rate
-/// of ours, the scratch each allocates; then a window sweep at the largest G1 size. Every run
-/// must give the same point. Sections msm-engines-g1 and msm-engines-g2 run one curve's
-/// sizes alone; sizes below 2^`min_log` are left out (the B G2 counts as 2^27).
-fn bench_msm_engines(min_log: u32, max_log: u32, g1_too: bool, g2_too: bool) {
+/// random scalars (the H MSM's case): medians of 5 runs at 2^20 … 2^`max_log` G1 points, from
+/// 2^`min_log`, the steps and addition rate of ours, the scratch each allocates; then a window
+/// sweep at the largest size. Every run must give the same point.
+fn bench_msm_engines_g1(min_log: u32, max_log: u32) {
     let d = Device::open(0).unwrap();
     let g1 = random_g1(1 << 20, 1);
     let logs: Vec<u32> = [20, 22, 24, 26, 27]
         .into_iter()
-        .filter(|&l| (min_log..=max_log).contains(&l) && g1_too)
+        .filter(|l| (min_log..=max_log).contains(l))
         .collect();
     for &lg in &logs {
         let n = 1usize << lg;
@@ -198,6 +196,12 @@ fn bench_msm_engines(min_log: u32, max_log: u32, g1_too: bool, g2_too: bool) {
             }
         }
     }
+}
+
+/// [`bench_msm_engines_g1`] for G2: 2^22, 2^24, 2^26 points and a 32 GiB WindowPoSt's B G2
+/// (counted as 2^27 against the bounds), no window sweep.
+fn bench_msm_engines_g2(min_log: u32, max_log: u32) {
+    let d = Device::open(0).unwrap();
     let g2 = random_g2(1 << 18, 2);
     // The last: the B G2 query of a 32 GiB WindowPoSt partition.
     let sizes = [22, 24, 26].map(|lg| (format!("2^{lg}"), 1usize << lg, lg));
@@ -207,7 +211,7 @@ fn bench_msm_engines(min_log: u32, max_log: u32, g1_too: bool, g2_too: bool) {
         27,
     );
     for (name, n, lg) in sizes.into_iter().chain([wpost]) {
-        if !(min_log..=max_log).contains(&lg) || !g2_too {
+        if !(min_log..=max_log).contains(&lg) {
             continue;
         }
         let s = scalars(n, lg as u64, false);
@@ -898,9 +902,12 @@ fn main() {
         match s.trim() {
             "ntt" => bench_ntt(&d, max_log),
             "msm" => bench_msm(&d, max_log),
-            "msm-engines" => bench_msm_engines(min_log, max_log_set.unwrap_or(27), true, true),
-            "msm-engines-g1" => bench_msm_engines(min_log, max_log_set.unwrap_or(27), true, false),
-            "msm-engines-g2" => bench_msm_engines(min_log, max_log_set.unwrap_or(27), false, true),
+            "msm-engines" => {
+                bench_msm_engines_g1(min_log, max_log_set.unwrap_or(27));
+                bench_msm_engines_g2(min_log, max_log_set.unwrap_or(27));
+            }
+            "msm-engines-g1" => bench_msm_engines_g1(min_log, max_log_set.unwrap_or(27)),
+            "msm-engines-g2" => bench_msm_engines_g2(min_log, max_log_set.unwrap_or(27)),
             "tables" => bench_tables(max_log_set.unwrap_or(24)),
             "streamed" => bench_streamed(&d),
             "porep2k" => bench_porep_2kib(&backend),

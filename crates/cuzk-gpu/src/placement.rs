@@ -2,10 +2,10 @@
 //!
 //! A query is resident (uploaded once, kept between proofs) or, when the key and the circuit's
 //! matrices beside it do not fit the card, streamed: uploaded again at every proof in chunks,
-//! each summed as its next batch goes up, and freed before the next chunk. A card smaller than a key then still proves it,
-//! paying bus time per proof instead of refusing the work: a 32 GiB WindowPoSt key (about 69
-//! GB) beside its PCE fits an H200 whole, but on an 80 GB H100 its B G2 query streams. The plan
-//! keeps as many of the key's bytes resident as fit.
+//! each summed as its next batch goes up, and freed before the next chunk. A card smaller
+//! than a key then still proves it, paying bus time per proof instead of refusing the work: a
+//! 32 GiB WindowPoSt key (about 69 GB) beside its PCE fits an H200 whole, but on an 80 GB H100
+//! its B G2 query streams. The plan keeps as many of the key's bytes resident as fit.
 
 use cuzk_groth16::backend::Footprint;
 
