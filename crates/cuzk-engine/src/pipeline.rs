@@ -24,8 +24,8 @@ use cuzk_groth16::assignment::Witness;
 use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
 use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
-use cuzk_groth16::{memory, Fr, Proof, ProverError};
-use cuzk_pce::{HostEvaluated, Pce, PceBackend};
+use cuzk_groth16::{Fr, Proof, ProverError};
+use cuzk_pce::{Columns, HostEvaluated, Pce, PceBackend};
 
 use crate::budget::Meter;
 use crate::device::{pick, Candidate, DeviceSlot, Ledger};
@@ -108,11 +108,7 @@ pub(crate) enum Assignment {
     /// a, b and c evaluated on the host: any backend proves it.
     Witness(Witness),
     /// Only the columns: the device's [`PceBackend`] evaluates a, b and c from `pce`.
-    Columns {
-        input: Vec<Fr>,
-        aux: Vec<Fr>,
-        pce: Arc<Pce>,
-    },
+    Columns { columns: Columns, pce: Arc<Pce> },
 }
 
 impl Assignment {
@@ -127,9 +123,7 @@ impl Assignment {
     fn bytes(&self, meter: Meter) -> u64 {
         match self {
             Assignment::Witness(w) => meter.witness(w),
-            Assignment::Columns { input, aux, .. } => {
-                meter.columns(input.capacity() + aux.capacity())
-            }
+            Assignment::Columns { columns, .. } => meter.columns(columns.capacity()),
         }
     }
 
@@ -141,8 +135,8 @@ impl Assignment {
         rs: &Randomness,
     ) -> Result<Proof, ProverError> {
         match (self, &slot.pce_backend) {
-            (Assignment::Columns { input, aux, pce }, Some(b)) => {
-                b.prove_assigned(key, pce, input, aux, rs)
+            (Assignment::Columns { columns, pce }, Some(b)) => {
+                b.prove_assigned(key, pce, columns, rs)
             }
             (assignment, _) => assignment.prove_with(&*slot.backend, key, rs),
         }
@@ -157,8 +151,8 @@ impl Assignment {
     ) -> Result<Proof, ProverError> {
         match self {
             Assignment::Witness(w) => backend.prove_single(key, w, rs),
-            Assignment::Columns { input, aux, pce } => {
-                HostEvaluated(backend).prove_assigned(key, pce, input, aux, rs)
+            Assignment::Columns { columns, pce } => {
+                HostEvaluated(backend).prove_assigned(key, pce, columns, rs)
             }
         }
     }
@@ -167,7 +161,7 @@ impl Assignment {
     fn recycle(self) {
         match self {
             Assignment::Witness(w) => w.recycle(),
-            Assignment::Columns { aux, .. } => memory::recycle(aux),
+            Assignment::Columns { columns, .. } => columns.recycle(),
         }
     }
 }
@@ -446,8 +440,11 @@ pub(crate) fn cpu_worker(shared: &Arc<Shared>, index: usize, tx: &Sender<Finish>
             let columns = device_pce.and_then(|pce| {
                 let made = work.plan.columns(work.partition, pce)?;
                 Some(made.map(|c| {
-                    let (input, aux, pce) = (c.input, c.aux, pce.clone());
-                    (Assignment::Columns { input, aux, pce }, c.public_inputs)
+                    // Packed here, on the CPU worker, so the device's bus and lock never see
+                    // the full columns of a witness that is mostly bits.
+                    let columns = Columns::new(c.input, c.aux);
+                    let pce = pce.clone();
+                    (Assignment::Columns { columns, pce }, c.public_inputs)
                 }))
             });
             columns

@@ -15,8 +15,8 @@ use cuzk_engine::{DeviceSlot, Engine, Outcome, Priority, Wait};
 use cuzk_groth16::assignment::Witness;
 use cuzk_groth16::backend::{Backend, CpuBackend, Randomness};
 use cuzk_groth16::params::ProvingKey;
-use cuzk_groth16::{Fr, Proof, ProverError};
-use cuzk_pce::{HostEvaluated, Pce, PceBackend};
+use cuzk_groth16::{Proof, ProverError};
+use cuzk_pce::{Columns, HostEvaluated, Pce, PceBackend};
 
 /// Counts witness proofs; proves on the CPU reference.
 #[derive(Default)]
@@ -40,7 +40,7 @@ impl Backend for Witnesses {
 
 /// Counts column proofs; the reference evaluator, misbehaving as told.
 #[derive(Default)]
-struct Columns {
+struct ColumnsBackend {
     calls: AtomicU64,
     misbehave: Misbehave,
     resident: u64,
@@ -55,7 +55,7 @@ enum Misbehave {
     Panic,
 }
 
-impl PceBackend for Columns {
+impl PceBackend for ColumnsBackend {
     fn name(&self) -> &'static str {
         "columns"
     }
@@ -64,12 +64,11 @@ impl PceBackend for Columns {
         &self,
         pk: &ProvingKey,
         pce: &Arc<Pce>,
-        input: &[Fr],
-        aux: &[Fr],
+        columns: &Columns,
         rs: &Randomness,
     ) -> Result<Proof, ProverError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
-        let mut proof = HostEvaluated(CpuBackend).prove_assigned(pk, pce, input, aux, rs)?;
+        let mut proof = HostEvaluated(CpuBackend).prove_assigned(pk, pce, columns, rs)?;
         match self.misbehave {
             Misbehave::No => {}
             Misbehave::WrongProof => proof.a = proof.c,
@@ -90,11 +89,11 @@ impl PceBackend for Columns {
 struct Setup {
     engine: Engine,
     witnesses: Arc<Witnesses>,
-    columns: Arc<Columns>,
+    columns: Arc<ColumnsBackend>,
 }
 
 /// Two devices; `with_pce` says which of them get the columns backend.
-fn setup(dir: &std::path::Path, with_pce: [bool; 2], columns: Columns) -> Setup {
+fn setup(dir: &std::path::Path, with_pce: [bool; 2], columns: ColumnsBackend) -> Setup {
     let witnesses = Arc::new(Witnesses::default());
     let columns = Arc::new(columns);
     let mut cfg = config(dir, witnesses.clone());
@@ -134,7 +133,7 @@ fn prove_two_jobs(dir: &std::path::Path, engine: &Engine) {
 #[test]
 fn with_every_device_evaluating_the_pce_partitions_go_as_columns() {
     let dir = tempfile::tempdir().unwrap();
-    let s = setup(dir.path(), [true, true], Columns::default());
+    let s = setup(dir.path(), [true, true], ColumnsBackend::default());
     prove_two_jobs(dir.path(), &s.engine);
     assert_eq!(s.columns.calls.load(Ordering::SeqCst), 5);
     assert_eq!(s.witnesses.0.load(Ordering::SeqCst), 0);
@@ -145,7 +144,7 @@ fn with_every_device_evaluating_the_pce_partitions_go_as_columns() {
 #[test]
 fn one_device_without_it_keeps_witnesses_everywhere() {
     let dir = tempfile::tempdir().unwrap();
-    let s = setup(dir.path(), [true, false], Columns::default());
+    let s = setup(dir.path(), [true, false], ColumnsBackend::default());
     prove_two_jobs(dir.path(), &s.engine);
     assert_eq!(s.columns.calls.load(Ordering::SeqCst), 0);
     assert_eq!(s.witnesses.0.load(Ordering::SeqCst), 5);
@@ -156,9 +155,9 @@ fn one_device_without_it_keeps_witnesses_everywhere() {
 fn a_bad_proof_or_a_panic_from_columns_is_retried_on_the_cpu() {
     for misbehave in [Misbehave::WrongProof, Misbehave::Panic] {
         let dir = tempfile::tempdir().unwrap();
-        let columns = Columns {
+        let columns = ColumnsBackend {
             misbehave,
-            ..Columns::default()
+            ..ColumnsBackend::default()
         };
         let s = setup(dir.path(), [true, true], columns);
         prove_two_jobs(dir.path(), &s.engine);
@@ -179,9 +178,9 @@ fn a_device_without_room_for_the_matrices_proves_from_a_host_witness() {
         let sim = Arc::new(
             SimBackend::new(std::time::Duration::ZERO, Fault::None).with_memory(1 << 40, 1),
         );
-        let columns = Arc::new(Columns {
+        let columns = Arc::new(ColumnsBackend {
             resident: matrices,
-            ..Columns::default()
+            ..ColumnsBackend::default()
         });
         let mut cfg = config(dir.path(), sim.clone());
         cfg.devices = vec![DeviceSlot::new("dev0", sim.clone()).with_pce_backend(columns.clone())];
@@ -217,7 +216,7 @@ fn columns_are_charged_only_their_own_host_memory() {
     );
     assert!(columns < host);
     let witnesses = Arc::new(Witnesses::default());
-    let backend = Arc::new(Columns::default());
+    let backend = Arc::new(ColumnsBackend::default());
     let mut cfg = config(dir.path(), witnesses.clone());
     cfg.meter = SCALE;
     // An unextracted PCE is charged like the parameters until it is measured.
@@ -262,9 +261,9 @@ fn a_witness_that_never_fits_the_budget_fails_the_job() {
     );
     let sim =
         Arc::new(SimBackend::new(std::time::Duration::ZERO, Fault::None).with_memory(1 << 40, 1));
-    let columns = Arc::new(Columns {
+    let columns = Arc::new(ColumnsBackend {
         resident: 1 << 40,
-        ..Columns::default()
+        ..ColumnsBackend::default()
     });
     let mut cfg = config(dir.path(), sim.clone());
     cfg.meter = SCALE;
@@ -290,9 +289,9 @@ fn columns_are_charged_the_host_scratch_of_streamed_queries() {
     for (host_scratch, fits) in [(1u64 << 50, false), (0, true)] {
         let dir = tempfile::tempdir().unwrap();
         let witnesses = Arc::new(Witnesses::default());
-        let columns = Arc::new(Columns {
+        let columns = Arc::new(ColumnsBackend {
             host_scratch,
-            ..Columns::default()
+            ..ColumnsBackend::default()
         });
         let mut cfg = config(dir.path(), witnesses.clone());
         cfg.devices = vec![DeviceSlot::new("dev0", witnesses).with_pce_backend(columns.clone())];

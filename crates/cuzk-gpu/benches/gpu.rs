@@ -3,10 +3,10 @@
 //! every GPU of the host. Prints medians; run by tools/gpu-tests.sh.
 //!
 //! `CUZK_GPU_BENCH` picks sections (comma-separated: ntt, msm, msm-engines, msm-engines-g1,
-//! msm-engines-g2, tables, streamed, porep2k, partition32g, multi32g, pce32g; default ntt,
-//! msm, porep2k, partition32g). `CUZK_GPU_BENCH_MAX_LOG` caps the NTT/MSM sizes (default 26;
-//! 27 for msm-engines, which sets our bucket MSM against sppark's; 24 for tables, which adds
-//! ours over tables of multiples, and at 27 partial tables of the 2^27 H MSM), and
+//! msm-engines-g2, tables, streamed, porep2k, partition32g, multi32g, pce32g, columns;
+//! default ntt, msm, porep2k, partition32g). `CUZK_GPU_BENCH_MAX_LOG` caps the NTT/MSM sizes
+//! (default 26; 27 for msm-engines, which sets our bucket MSM against sppark's; 24 for tables,
+//! which adds ours over tables of multiples, and at 27 partial tables of the 2^27 H MSM), and
 //! `CUZK_GPU_BENCH_MIN_LOG` leaves out msm-engines' sizes below it.
 //! `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the multi-GPU runs in multi32g and
 //! pce32g (default 4). pce32g extracts the real 32 GiB PCE (about a minute, 15 GB of host
@@ -15,7 +15,8 @@
 //! the same for one 32 GiB WindowPoSt partition (2349 sectors) and a 32 GiB WinningPoSt: the
 //! real circuit's PCE, a random well-formed vanilla set (sparse trees, every check passes),
 //! a synthetic key; snap32g for one partition of a 32 GiB SnapDeals update (a random
-//! well-formed update: `cuzk_circuits::snap::random`).
+//! well-formed update: `cuzk_circuits::snap::random`). columns times a 32 GiB PoRep
+//! partition's witness upload alone, in full and packed.
 //!
 //! The 32 GiB-shaped SRS is **synthetic**: 2^20 distinct random G1 points and 2^18 distinct G2
 //! points tiled to the real query lengths (FACTS.md), with a random witness (2/5 zeros, 2/5
@@ -34,7 +35,7 @@ use cuzk_groth16::density::Density;
 use cuzk_groth16::domain::Domain;
 use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::Fr;
-use cuzk_pce::PceBackend;
+use cuzk_pce::{Columns, PceBackend, Values};
 use ff::Field;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -447,11 +448,12 @@ fn bench_porep_2kib(backend: &GpuBackend) {
         w.len()
     );
     let pce = std::sync::Arc::new(shape.extract_pce().unwrap());
+    let columns: Vec<Columns> = (w.iter())
+        .map(|w| Columns::new(w.input.clone(), w.aux.clone()))
+        .collect();
     let assigned = || {
-        for (w, rs) in w.iter().zip(&rs) {
-            backend
-                .prove_assigned(&pk, &pce, &w.input, &w.aux, rs)
-                .unwrap();
+        for (c, rs) in columns.iter().zip(&rs) {
+            backend.prove_assigned(&pk, &pce, c, rs).unwrap();
         }
     };
     let t = Instant::now();
@@ -597,23 +599,36 @@ fn bench_pce_32gib(n: usize) {
         println!("pce32g: host path (CPU mat-vec + prove): median {t:.2?}");
     }
     let t = Instant::now();
-    let first = backend
-        .prove_assigned(&pk, &pce, &input, &aux, &rs[0])
-        .unwrap();
+    let packed = Columns::new(input.clone(), aux.clone());
+    let took = t.elapsed();
+    if let Values::Packed(p) = packed.values() {
+        let bytes = 32 * p.others().len() + 20 * p.zero_words().len();
+        println!(
+            "pce32g: columns packed in {took:.2?}: {} others, {:.1} MiB to upload",
+            p.others().len(),
+            bytes as f64 / (1 << 20) as f64
+        );
+    }
+    let full = Columns::full(input, aux);
+    let t = Instant::now();
+    let first = backend.prove_assigned(&pk, &pce, &full, &rs[0]).unwrap();
     println!(
         "pce32g: first prove_assigned (PCE upload): {:.2?}",
         t.elapsed()
     );
+    let from_packed = backend.prove_assigned(&pk, &pce, &packed, &rs[0]).unwrap();
+    assert_eq!(first, from_packed, "packed and full columns disagree");
     if let Some(host) = host_proof {
         assert_eq!(vec![first], host, "device and host paths disagree");
         println!("pce32g: prove_assigned gives the host path's proof");
     }
-    by_engine("pce32g: prove_assigned", || {
-        backend
-            .prove_assigned(&pk, &pce, &input, &aux, &rs[0])
-            .unwrap();
-    });
+    for (form, columns) in [("full", &full), ("packed", &packed)] {
+        by_engine(&format!("pce32g: prove_assigned, {form} columns"), || {
+            backend.prove_assigned(&pk, &pce, columns, &rs[0]).unwrap();
+        });
+    }
     drop(backend);
+    let columns = packed;
 
     let gpus = Device::all().unwrap();
     if gpus.len() < 2 {
@@ -625,11 +640,11 @@ fn bench_pce_32gib(n: usize) {
         .collect();
     std::thread::scope(|s| {
         for b in &backends {
-            s.spawn(|| b.prove_assigned(&pk, &pce, &input, &aux, &rs[0]).unwrap());
+            s.spawn(|| b.prove_assigned(&pk, &pce, &columns, &rs[0]).unwrap());
         }
     });
     let rates = shared_out(&backends, n, |b| {
-        b.prove_assigned(&pk, &pce, &input, &aux, &rs[0]).unwrap();
+        b.prove_assigned(&pk, &pce, &columns, &rs[0]).unwrap();
     });
     for (k, el) in rates.iter() {
         println!(
@@ -734,18 +749,17 @@ fn bench_fixed_32gib<S: cuzk_circuits::CircuitShape>(
     backend.preload(&pk).unwrap();
     println!("{label}: key upload {:.2?}", t.elapsed());
     let rs = Randomness::random(&mut ChaCha20Rng::seed_from_u64(seed));
+    let cols = Columns::new(cols.input, cols.aux);
+    let packed = matches!(cols.values(), Values::Packed(_));
+    println!("{label}: columns packed: {packed}");
     let t = Instant::now();
-    backend
-        .prove_assigned(&pk, &pce, &cols.input, &cols.aux, &rs)
-        .unwrap();
+    backend.prove_assigned(&pk, &pce, &cols, &rs).unwrap();
     println!(
         "{label}: first prove_assigned (PCE upload): {:.2?}",
         t.elapsed()
     );
     by_engine(&format!("{label}: prove_assigned"), || {
-        backend
-            .prove_assigned(&pk, &pce, &cols.input, &cols.aux, &rs)
-            .unwrap();
+        backend.prove_assigned(&pk, &pce, &cols, &rs).unwrap();
     });
     if partitions > 1 {
         drop(cols);
@@ -755,13 +769,12 @@ fn bench_fixed_32gib<S: cuzk_circuits::CircuitShape>(
             let columns = &columns;
             s.spawn(move || {
                 for k in 0..partitions {
-                    tx.send(columns(k)).unwrap();
+                    let c = columns(k);
+                    tx.send(Columns::new(c.input, c.aux)).unwrap();
                 }
             });
             for cols in rx {
-                backend
-                    .prove_assigned(&pk, &pce, &cols.input, &cols.aux, &rs)
-                    .unwrap();
+                backend.prove_assigned(&pk, &pce, &cols, &rs).unwrap();
             }
         });
         println!(
@@ -784,6 +797,54 @@ fn classes(v: &[Fr]) -> (usize, usize) {
             },
         )
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+/// The "witness upload" stage of a 32 GiB PoRep partition alone: its 130,169,893 aux values
+/// (pce32g's mix: 51 % zeros, 47 % ones, 1.3 % others) into a `DevicePce`, in full and packed
+/// (`Columns::new`, whose time on this host's cores is printed too). The circuit is a small
+/// random one widened to that many aux columns: only `input ‖ aux` matters to the upload.
+fn bench_columns_upload(d: &Device) {
+    use cuzk_gpu::pce::DevicePce;
+    use cuzk_groth16::conformance::{RandomCircuit, Shape};
+    const AUX: usize = 130_169_893;
+    let mut pce = cuzk_pce::Pce::extract(RandomCircuit::new(Shape::random(1, 8), 1)).unwrap();
+    pce.num_aux = AUX;
+    pce.density.a_aux = Density::new(AUX);
+    pce.density.b_aux = Density::new(AUX);
+    let input = vec![Fr::ONE; pce.num_inputs];
+    let aux: Vec<Fr> = (0..AUX as u64)
+        .into_par_iter()
+        .map(|i| {
+            // splitmix64: a fixed pseudo-random class per column.
+            let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            match z % 1000 {
+                0..513 => Fr::ZERO,
+                513..987 => Fr::ONE,
+                _ => Fr::from(z | 2),
+            }
+        })
+        .collect();
+    let t = Instant::now();
+    let packed = Columns::new(input.clone(), aux.clone());
+    let took = t.elapsed();
+    if let Values::Packed(p) = packed.values() {
+        let bytes = 32 * p.others().len() + 20 * p.zero_words().len();
+        println!(
+            "columns: packed in {took:.2?} on {} threads: {} others, {:.1} MiB to upload",
+            rayon::current_num_threads(),
+            p.others().len(),
+            bytes as f64 / (1 << 20) as f64
+        );
+    }
+    let full = Columns::full(input, aux);
+    let mut dp = DevicePce::upload(d, &pce).unwrap();
+    for (form, c) in [("full", &full), ("packed", &packed)] {
+        let t = median(|| dp.load(c).unwrap(), 5);
+        println!("columns: upload of {AUX} aux values, {form}: median {t:.2?}");
+    }
 }
 
 /// `n` proofs on the first backend alone, then on all of them (each takes the next proof when
@@ -917,6 +978,7 @@ fn main() {
             "wpost32g" => bench_post_32gib(13),
             "winning32g" => bench_post_32gib(3),
             "snap32g" => bench_snap_32gib(),
+            "columns" => bench_columns_upload(&d),
             other => eprintln!("unknown section {other}"),
         }
     }

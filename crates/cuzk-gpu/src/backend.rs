@@ -7,6 +7,7 @@
 //! is assembled exactly as [`CpuBackend`](cuzk_groth16::backend::CpuBackend) does, so the bytes
 //! are identical for the same witness and randomness.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex, Weak};
 
 use cuzk_groth16::assignment::{Densities, Witness};
@@ -16,7 +17,7 @@ use cuzk_groth16::backend::{
 use cuzk_groth16::domain::{Coefficients, Domain};
 use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::{Fr, G1Affine, G1Projective, Proof, ProverError};
-use cuzk_pce::{Pce, PceBackend};
+use cuzk_pce::{Columns, Pce, PceBackend};
 use group::Group;
 
 use crate::domain::{check_h, quotient, quotient_msm};
@@ -215,16 +216,16 @@ impl PceBackend for GpuBackend {
         &self,
         pk: &ProvingKey,
         pce: &Arc<Pce>,
-        input: &[Fr],
-        aux: &[Fr],
+        columns: &Columns,
         rs: &Randomness,
     ) -> Result<Proof, ProverError> {
         let rows = pce.num_constraints() + pce.num_inputs;
-        check_columns(pk, rows, input.len(), aux.len(), &pce.density)?;
+        let (input, aux) = (columns.num_inputs(), columns.num_aux());
+        check_columns(pk, rows, input, aux, &pce.density)?;
         let mut resident = self.lock();
         let (key, device_pce) = self.hold(&mut resident, pk, Some(pce))?;
         let device_pce = device_pce.ok_or_else(|| GpuError::Argument("no circuit held".into()))?;
-        key.prove_assigned(&self.device, pk, pce, device_pce, input, aux, rs)
+        key.prove_assigned(&self.device, pk, pce, device_pce, columns, rs)
     }
 
     /// [`DevicePce::device_bytes`].
@@ -232,9 +233,16 @@ impl PceBackend for GpuBackend {
         DevicePce::device_bytes(pce)
     }
 
-    /// The A and B scalars gathered for streamed queries ([`KeyPlan::host_scratch`]).
+    /// The A and B scalars gathered for streamed queries ([`KeyPlan::host_scratch`]), and the
+    /// aux values expanded from packed columns when L streams.
     fn host_scratch(&self, pk: &ProvingKey, pce: &Pce) -> u64 {
-        self.plan(pk, DevicePce::device_bytes(pce)).host_scratch()
+        let plan = self.plan(pk, DevicePce::device_bytes(pce));
+        let expanded = if plan.streamed()[1] {
+            (pce.num_aux * std::mem::size_of::<Fr>()) as u64
+        } else {
+            0
+        };
+        plan.host_scratch() + expanded
     }
 }
 
@@ -417,14 +425,16 @@ impl ResidentKey {
         Ok(key)
     }
 
-    /// Fills the A and B scalars from `input ‖ aux` as the densities select them.
-    fn gather(&mut self, input: &[Fr], aux: &[Fr], d: &Densities) {
+    /// Fills the A and B scalars from `input ‖ aux` (value `i` is `value(i)`, the first
+    /// `num_inputs` the inputs) as the densities select them.
+    fn gather(&mut self, num_inputs: usize, value: impl Fn(usize) -> Fr + Sync, d: &Densities) {
+        let aux = |j| value(num_inputs + j);
         self.a_scalars.clear();
-        self.a_scalars.extend_from_slice(input);
-        d.a_aux.select_into(aux, &mut self.a_scalars);
+        self.a_scalars.extend((0..num_inputs).map(&value));
+        d.a_aux.select_with(aux, &mut self.a_scalars);
         self.b_scalars.clear();
-        d.b_input.select_into(input, &mut self.b_scalars);
-        d.b_aux.select_into(aux, &mut self.b_scalars);
+        d.b_input.select_with(&value, &mut self.b_scalars);
+        d.b_aux.select_with(aux, &mut self.b_scalars);
     }
 
     fn prove(
@@ -444,7 +454,12 @@ impl ResidentKey {
             }
         };
         clock.lap("quotient + H");
-        self.gather(&w.input, &w.aux, &w.density);
+        let ni = w.input.len();
+        let value = |i: usize| match i.checked_sub(ni) {
+            None => w.input[i],
+            Some(j) => w.aux[j],
+        };
+        self.gather(ni, value, &w.density);
         clock.lap("gathers");
         let l = self.l.msm(device, pk.l()?, &w.aux)?;
         clock.lap("L");
@@ -468,12 +483,11 @@ impl ResidentKey {
         pk: &ProvingKey,
         circuit: &Pce,
         pce: &mut DevicePce,
-        input: &[Fr],
-        aux: &[Fr],
+        columns: &Columns,
         rs: &Randomness,
     ) -> Result<Proof, ProverError> {
         let mut clock = Stages::start();
-        pce.load(input, aux)?;
+        pce.load(columns)?;
         clock.lap("witness upload");
         let h = match &mut self.h {
             Query::Empty => Group::identity(),
@@ -485,10 +499,15 @@ impl ResidentKey {
         };
         clock.lap("mat-vec + quotient + H");
         if self.plan.streamed()[2..].contains(&true) {
-            self.gather(input, aux, &circuit.density);
+            self.gather(columns.num_inputs(), |i| columns.get(i), &circuit.density);
             clock.lap("gathers");
         }
-        let l = self.l.pce_msm(device, pce, Scalars::L, pk.l()?, aux)?;
+        // A streamed L takes every aux value from the host.
+        let aux = match self.l {
+            Query::Streamed { .. } => columns.aux(),
+            _ => Cow::Borrowed(&[][..]),
+        };
+        let l = self.l.pce_msm(device, pce, Scalars::L, pk.l()?, &aux)?;
         clock.lap("L");
         let a = (self.a).pce_msm(device, pce, Scalars::A, pk.a()?, &self.a_scalars)?;
         clock.lap("A");

@@ -13,7 +13,7 @@ use std::ptr::NonNull;
 use cuzk_groth16::domain::{Coefficients, Domain};
 use cuzk_groth16::{Fr, G1Projective, ProverError};
 use cuzk_pce::matrix::{Parts, CHUNK_ROWS};
-use cuzk_pce::{Matrix, Pce};
+use cuzk_pce::{Columns, Matrix, Pce, Values};
 use ff::Field;
 
 use crate::domain::{check_h, vanishing_inverse, StepTimes};
@@ -167,22 +167,38 @@ impl DevicePce {
             + 32 * (pce.num_inputs + pce.num_aux) as u64
     }
 
-    /// Uploads one witness (`input[0]` is ONE), replacing the previous one.
-    pub fn load(&mut self, input: &[Fr], aux: &[Fr]) -> Result<(), GpuError> {
-        if input.len() != self.num_inputs || aux.len() != self.num_aux {
+    /// Uploads one witness (`input[0]` is ONE), replacing the previous one. Packed columns
+    /// cross the bus packed and are expanded on the device.
+    pub fn load(&mut self, columns: &Columns) -> Result<(), GpuError> {
+        let (ni, na) = (columns.num_inputs(), columns.num_aux());
+        if ni != self.num_inputs || na != self.num_aux {
             return Err(GpuError::Argument(format!(
-                "witness of {} inputs and {} aux for a circuit of {} and {}",
-                input.len(),
-                aux.len(),
-                self.num_inputs,
-                self.num_aux
+                "witness of {ni} inputs and {na} aux for a circuit of {} and {}",
+                self.num_inputs, self.num_aux
             )));
         }
         self.loaded = false;
-        cuda!(
-            self.ordinal,
-            cuzk_pce_upload(self.raw.as_ptr(), input.as_ptr(), aux.as_ptr())
-        )?;
+        let raw = self.raw.as_ptr();
+        match columns.values() {
+            Values::Full { input, aux } => cuda!(
+                self.ordinal,
+                cuzk_pce_upload(raw, input.as_ptr(), aux.as_ptr())
+            )?,
+            // The expansion's transient device memory (the packed form, at most about 4.3
+            // bytes a value) is far below the quotient's, which the plan charges per proof
+            // and which is not allocated yet.
+            Values::Packed(p) => cuda!(
+                self.ordinal,
+                cuzk_pce_upload_packed(
+                    raw,
+                    p.zero_words().as_ptr(),
+                    p.one_words().as_ptr(),
+                    p.starts().as_ptr(),
+                    p.others().as_ptr(),
+                    p.others().len()
+                )
+            )?,
+        }
         self.loaded = true;
         Ok(())
     }

@@ -246,6 +246,14 @@ pub(crate) mod ffi {
         ) -> Status;
         pub(crate) fn cuzk_pce_free(pce: *mut Pce);
         pub(crate) fn cuzk_pce_upload(pce: *mut Pce, input: *const Fr, aux: *const Fr) -> Status;
+        pub(crate) fn cuzk_pce_upload_packed(
+            pce: *mut Pce,
+            zero: *const u64,
+            one: *const u64,
+            starts: *const u32,
+            others: *const Fr,
+            num_others: usize,
+        ) -> Status;
         pub(crate) fn cuzk_pce_products(
             pce: *mut Pce,
             a: *mut Fr,

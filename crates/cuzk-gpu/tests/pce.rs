@@ -16,9 +16,13 @@ use cuzk_groth16::assignment::Witness;
 use cuzk_groth16::backend::{quotient, Backend, CpuBackend, Randomness};
 use cuzk_groth16::conformance::{standard_shapes, RandomCircuit, Shape};
 use cuzk_groth16::generator;
-use cuzk_pce::{Pce, PceBackend, Which};
+use cuzk_pce::{Columns, Pce, PceBackend, Values, Which};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
+
+fn columns_of(w: &Witness) -> Columns {
+    Columns::new(w.input.clone(), w.aux.clone())
+}
 
 /// Checks one circuit's witness on every GPU: products, quotient, proof (the key resident, and
 /// streamed in chunks of `chunk` bytes).
@@ -31,6 +35,8 @@ fn check(
 ) {
     let products =
         [Which::A, Which::B, Which::C].map(|m| pce.product(m, &w.input, &w.aux).unwrap());
+    // As the engine makes them (packed when mostly bits, as PoRep's), and in full.
+    let forms = [columns_of(w), Columns::full(w.input.clone(), w.aux.clone())];
     let (_, h) = quotient(&w.a, &w.b, &w.c).unwrap();
     let rs = Randomness::random(&mut ChaCha20Rng::seed_from_u64(seed));
     let want = CpuBackend
@@ -42,18 +48,24 @@ fn check(
             matches!(dp.products(), Err(GpuError::Argument(_))),
             "nothing loaded yet"
         );
-        assert!(matches!(
-            dp.load(&w.input[1..], &w.aux),
-            Err(GpuError::Argument(_))
-        ));
-        dp.load(&w.input, &w.aux).unwrap();
-        assert_eq!(dp.products().unwrap(), products, "GPU {}", d.ordinal());
-        assert_eq!(dp.quotient().unwrap().1, h, "GPU {}", d.ordinal());
+        let short = Columns::new(w.input[1..].to_vec(), w.aux.clone());
+        assert!(matches!(dp.load(&short), Err(GpuError::Argument(_))));
+        for columns in &forms {
+            let packed = matches!(columns.values(), Values::Packed(_));
+            dp.load(columns).unwrap();
+            assert_eq!(
+                dp.products().unwrap(),
+                products,
+                "GPU {}, {packed}",
+                d.ordinal()
+            );
+            assert_eq!(dp.quotient().unwrap().1, h, "GPU {}, {packed}", d.ordinal());
+        }
         let mut backends = vec![GpuBackend::new(d.ordinal()).unwrap()];
         backends.extend(streaming_backends(d.ordinal(), chunk));
         for gpu in &backends {
-            for _ in 0..2 {
-                let got = gpu.prove_assigned(pk, pce, &w.input, &w.aux, &rs).unwrap();
+            for columns in &forms {
+                let got = gpu.prove_assigned(pk, pce, columns, &rs).unwrap();
                 let memory = gpu.device_memory();
                 assert_eq!(got, want[0], "GPU {} ({memory:?})", d.ordinal());
             }
@@ -123,7 +135,7 @@ fn alternating_keys_and_circuits_stay_resident() {
     // A warm-up proof creates the context-lifetime state (streams, NTT twiddle tables).
     let (pk, pce, w, rs, _) = &jobs[0];
     let warm = GpuBackend::new(0).unwrap();
-    warm.prove_assigned(pk, pce, &w.input, &w.aux, rs).unwrap();
+    warm.prove_assigned(pk, pce, &columns_of(w), rs).unwrap();
     drop(warm);
     let d = Device::open(0).unwrap();
     let start = d.free_memory().unwrap();
@@ -131,7 +143,7 @@ fn alternating_keys_and_circuits_stay_resident() {
     let gpu = GpuBackend::new(0).unwrap();
     for round in 0..3 {
         for (pk, pce, w, rs, want) in &jobs {
-            let got = gpu.prove_assigned(pk, pce, &w.input, &w.aux, rs).unwrap();
+            let got = gpu.prove_assigned(pk, pce, &columns_of(w), rs).unwrap();
             assert_eq!(got, want[0], "round {round}");
             assert_eq!(
                 &gpu.prove(pk, std::slice::from_ref(w), &[*rs]).unwrap(),
@@ -143,17 +155,13 @@ fn alternating_keys_and_circuits_stay_resident() {
     let mut jobs = jobs.into_iter();
     let (pk, pce, w, rs, want) = jobs.next().unwrap();
     let (other_key, ..) = jobs.next().unwrap();
-    let got = gpu
-        .prove_assigned(&pk, &pce, &w.input, &w.aux, &rs)
-        .unwrap();
+    let got = gpu.prove_assigned(&pk, &pce, &columns_of(&w), &rs).unwrap();
     assert_eq!(got, want[0]);
     assert_eq!(gpu.resident(), (2, 1), "the dropped circuit is freed");
     // Releasing one key keeps the other, and its circuit while the caller holds it.
     gpu.release(&other_key);
     assert_eq!(gpu.resident(), (1, 1));
-    let got = gpu
-        .prove_assigned(&pk, &pce, &w.input, &w.aux, &rs)
-        .unwrap();
+    let got = gpu.prove_assigned(&pk, &pce, &columns_of(&w), &rs).unwrap();
     assert_eq!(got, want[0]);
     drop(pce);
     gpu.release(&pk);

@@ -104,9 +104,15 @@ impl Density {
 
     /// [`Density::select`], appending to `out`.
     pub fn select_into<T: Copy + Send + Sync>(&self, values: &[T], out: &mut Vec<T>) {
+        assert!(values.len() >= self.len, "fewer values than density bits");
+        self.select_with(|i| values[i], out);
+    }
+
+    /// [`Density::select_into`] from values that are computed, not stored (packed witness
+    /// columns): `value(i)` for each set bit `i`.
+    pub fn select_with<T: Send>(&self, value: impl Fn(usize) -> T + Sync, out: &mut Vec<T>) {
         /// Words per task: 262,144 bits.
         const BLOCK: usize = 1 << 12;
-        assert!(values.len() >= self.len, "fewer values than density bits");
         out.reserve(self.ones);
         let start = out.len();
         let counts: Vec<usize> = self
@@ -131,7 +137,7 @@ impl Density {
                     let base = (block * BLOCK + j) * 64;
                     let mut bits = word;
                     while bits != 0 {
-                        dst[k].write(values[base + bits.trailing_zeros() as usize]);
+                        dst[k].write(value(base + bits.trailing_zeros() as usize));
                         k += 1;
                         bits &= bits - 1;
                     }

@@ -1,14 +1,14 @@
 //! Provers that take a partition's columns and evaluate a, b, c from the circuit's PCE
 //! themselves: a GPU keeps the matrices in device memory, so per proof only `input ‖ aux`
-//! crosses the bus and the host does no mat-vec.
+//! crosses the bus ([`Columns`], packed where it is mostly bits) and the host does no mat-vec.
 
 use std::sync::Arc;
 
 use cuzk_groth16::backend::{Backend, Randomness};
 use cuzk_groth16::params::ProvingKey;
-use cuzk_groth16::{Fr, Proof, ProverError};
+use cuzk_groth16::{Proof, ProverError};
 
-use crate::Pce;
+use crate::{Columns, Pce};
 
 /// One concept, two places to evaluate: every implementation must give, for the same
 /// randomness, the bytes [`HostEvaluated`] gives (the conformance check is
@@ -16,13 +16,13 @@ use crate::Pce;
 pub trait PceBackend: Send + Sync {
     fn name(&self) -> &'static str;
 
-    /// The proof [`Backend::prove`] gives for `pce.evaluate(input, aux)`.
+    /// The proof [`Backend::prove`] gives for `pce.evaluate(input, aux)` of the columns'
+    /// values.
     fn prove_assigned(
         &self,
         pk: &ProvingKey,
         pce: &Arc<Pce>,
-        input: &[Fr],
-        aux: &[Fr],
+        columns: &Columns,
         rs: &Randomness,
     ) -> Result<Proof, ProverError>;
 
@@ -52,16 +52,14 @@ impl<B: Backend> PceBackend for HostEvaluated<B> {
         &self,
         pk: &ProvingKey,
         pce: &Arc<Pce>,
-        input: &[Fr],
-        aux: &[Fr],
+        columns: &Columns,
         rs: &Randomness,
     ) -> Result<Proof, ProverError> {
-        let w = pce
-            .evaluate(input.to_vec(), aux.to_vec())
-            .map_err(|e| ProverError::Backend {
-                backend: "host mat-vec",
-                message: e.to_string(),
-            })?;
+        let (input, aux) = columns.to_vecs();
+        let w = pce.evaluate(input, aux).map_err(|e| ProverError::Backend {
+            backend: "host mat-vec",
+            message: e.to_string(),
+        })?;
         let proof = self.0.prove_single(pk, &w, rs);
         w.recycle();
         proof

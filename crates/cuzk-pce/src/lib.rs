@@ -8,6 +8,7 @@
 //! exactly the [`Witness`] full synthesis would.
 
 pub mod backend;
+mod columns;
 pub mod file;
 pub mod matrix;
 mod record;
@@ -20,6 +21,7 @@ use ff::Field;
 use thiserror::Error;
 
 pub use backend::{HostEvaluated, PceBackend};
+pub use columns::{Columns, Packed, Values};
 pub use matrix::Matrix;
 pub use witness::WitnessCs;
 

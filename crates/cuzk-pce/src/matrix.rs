@@ -92,9 +92,11 @@ pub struct Matrix {
 
 /// Which witness values are 0 or 1: most of a Filecoin witness is bits, and those need no
 /// multiplication.
+#[derive(Debug)]
 pub(crate) struct Classes {
     zero: Vec<u64>,
     one: Vec<u64>,
+    len: usize,
 }
 
 impl Classes {
@@ -123,7 +125,41 @@ impl Classes {
                 (z, o)
             })
             .unzip();
-        Classes { zero, one }
+        Classes { zero, one, len: n }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn words(&self) -> usize {
+        self.zero.len()
+    }
+
+    pub(crate) fn zero_words(&self) -> &[u64] {
+        &self.zero
+    }
+
+    pub(crate) fn one_words(&self) -> &[u64] {
+        &self.one
+    }
+
+    /// Bits of word `k` for the values that are neither 0 nor 1.
+    pub(crate) fn others_mask(&self, k: usize) -> u64 {
+        let valid = match self.len - 64 * k {
+            n if n >= 64 => u64::MAX,
+            n => (1 << n) - 1,
+        };
+        !(self.zero[k] | self.one[k]) & valid
+    }
+
+    pub(crate) fn others_in(&self, k: usize) -> usize {
+        self.others_mask(k).count_ones() as usize
+    }
+
+    /// Number of values that are neither 0 nor 1.
+    pub(crate) fn others(&self) -> usize {
+        (0..self.words()).map(|k| self.others_in(k)).sum()
     }
 
     #[inline]

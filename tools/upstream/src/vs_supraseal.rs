@@ -24,7 +24,7 @@ use cuzk_gpu::GpuBackend;
 use cuzk_groth16::assignment::Witness;
 use cuzk_groth16::backend::{Backend, Randomness};
 use cuzk_groth16::{Fr, G1Affine, G2Affine, Proof};
-use cuzk_pce::PceBackend;
+use cuzk_pce::{Columns, PceBackend};
 use rand_chacha::rand_core::SeedableRng;
 
 #[derive(Parser)]
@@ -135,15 +135,17 @@ fn main() -> Result<()> {
         Ok(())
     })?;
     let ours = ours[0];
+    // Packed as the engine packs them (PoRep's witness is mostly bits).
+    let columns = Columns::new(w.input.clone(), w.aux.clone());
     let t = Instant::now();
-    let assigned = backend.prove_assigned(&pk, &pce, &w.input, &w.aux, &rs)?;
+    let assigned = backend.prove_assigned(&pk, &pce, &columns, &rs)?;
     println!(
         "{size}: cuzk first prove_assigned (uploads the PCE) {:.1?}",
         t.elapsed()
     );
     ensure!(assigned == ours, "cuzk's two paths disagree");
     let resident = timed("cuzk prove_assigned (resident PCE)", cli.runs, || {
-        ensure!(backend.prove_assigned(&pk, &pce, &w.input, &w.aux, &rs)? == ours);
+        ensure!(backend.prove_assigned(&pk, &pce, &columns, &rs)? == ours);
         Ok(())
     })?;
     drop(backend);

@@ -31,7 +31,7 @@ pub fn fixture(path: &str) -> PathBuf {
 
 /// A fixed circuit's 2 KiB partition on every GPU: a fresh key, then the CPU reference proof
 /// (which must verify) against `prove` (witness from the host) and `prove_assigned` (columns,
-/// PCE on the device): the same bytes, with the key resident and streamed in 64 MiB chunks.
+/// packed and in full, PCE on the device): the same bytes, with the key resident and streamed in 64 MiB chunks.
 #[allow(dead_code)] // each test binary compiles this module; not all of them use this
 pub fn gpu_proofs_equal_the_cpu_reference<S>(
     shape: &S,
@@ -61,6 +61,12 @@ pub fn gpu_proofs_equal_the_cpu_reference<S>(
         verify_proof(&pvk, &want[0], &w.public_inputs).unwrap(),
         "{label}"
     );
+    // As the engine makes them (packed when mostly bits), and in full.
+    let (input, aux) = (columns.input, columns.aux);
+    let forms = [
+        cuzk_pce::Columns::new(input.clone(), aux.clone()),
+        cuzk_pce::Columns::full(input, aux),
+    ];
     for ordinal in 0..cuzk_gpu::count().unwrap() {
         let mut backends = vec![GpuBackend::new(ordinal).unwrap()];
         backends.extend(streaming_backends(ordinal, 64 << 20));
@@ -70,14 +76,15 @@ pub fn gpu_proofs_equal_the_cpu_reference<S>(
                 .prove(&pk, std::slice::from_ref(&w.witness), &rs)
                 .unwrap();
             assert_eq!(got, want, "{label}, GPU {ordinal} ({memory:?}), prove");
-            let got = gpu
-                .prove_assigned(&pk, &pce, &columns.input, &columns.aux, &rs[0])
-                .unwrap();
-            assert_eq!(
-                vec![got],
-                want,
-                "{label}, GPU {ordinal} ({memory:?}), prove_assigned"
-            );
+            for c in &forms {
+                let got = gpu.prove_assigned(&pk, &pce, c, &rs[0]).unwrap();
+                let packed = matches!(c.values(), cuzk_pce::Values::Packed(_));
+                assert_eq!(
+                    vec![got],
+                    want,
+                    "{label}, GPU {ordinal} ({memory:?}), prove_assigned, packed {packed}"
+                );
+            }
         }
     }
 }
