@@ -598,18 +598,7 @@ fn bench_pce_32gib(n: usize) {
         );
         println!("pce32g: host path (CPU mat-vec + prove): median {t:.2?}");
     }
-    let t = Instant::now();
-    let packed = Columns::new(input.clone(), aux.clone());
-    let took = t.elapsed();
-    if let Values::Packed(p) = packed.values() {
-        let bytes = 32 * p.others().len() + 20 * p.zero_words().len();
-        println!(
-            "pce32g: columns packed in {took:.2?}: {} others, {:.1} MiB to upload",
-            p.others().len(),
-            bytes as f64 / (1 << 20) as f64
-        );
-    }
-    let full = Columns::full(input, aux);
+    let (full, packed) = both_forms("pce32g", input, aux);
     let t = Instant::now();
     let first = backend.prove_assigned(&pk, &pce, &full, &rs[0]).unwrap();
     println!(
@@ -799,6 +788,25 @@ fn classes(v: &[Fr]) -> (usize, usize) {
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 
+/// `input ‖ aux` in full and packed, printing how long `Columns::new` took (on a copy made
+/// before the clock starts) and what the packed form uploads.
+fn both_forms(label: &str, input: Vec<Fr>, aux: Vec<Fr>) -> (Columns, Columns) {
+    let copy = (input.clone(), aux.clone());
+    let t = Instant::now();
+    let packed = Columns::new(copy.0, copy.1);
+    let took = t.elapsed();
+    if let Values::Packed(p) = packed.values() {
+        let bytes = 32 * p.others().len() + 20 * p.zero_words().len();
+        println!(
+            "{label}: columns packed in {took:.2?} on {} threads: {} others, {:.1} MiB to upload",
+            rayon::current_num_threads(),
+            p.others().len(),
+            bytes as f64 / (1 << 20) as f64
+        );
+    }
+    (Columns::full(input, aux), packed)
+}
+
 /// The "witness upload" stage of a 32 GiB PoRep partition alone: its 130,169,893 aux values
 /// (pce32g's mix: 51 % zeros, 47 % ones, 1.3 % others) into a `DevicePce`, in full and packed
 /// (`Columns::new`, whose time on this host's cores is printed too). The circuit is a small
@@ -827,19 +835,7 @@ fn bench_columns_upload(d: &Device) {
             }
         })
         .collect();
-    let t = Instant::now();
-    let packed = Columns::new(input.clone(), aux.clone());
-    let took = t.elapsed();
-    if let Values::Packed(p) = packed.values() {
-        let bytes = 32 * p.others().len() + 20 * p.zero_words().len();
-        println!(
-            "columns: packed in {took:.2?} on {} threads: {} others, {:.1} MiB to upload",
-            rayon::current_num_threads(),
-            p.others().len(),
-            bytes as f64 / (1 << 20) as f64
-        );
-    }
-    let full = Columns::full(input, aux);
+    let (full, packed) = both_forms("columns", input, aux);
     let mut dp = DevicePce::upload(d, &pce).unwrap();
     for (form, c) in [("full", &full), ("packed", &packed)] {
         let t = median(|| dp.load(c).unwrap(), 5);
