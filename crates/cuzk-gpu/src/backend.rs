@@ -233,16 +233,11 @@ impl PceBackend for GpuBackend {
         DevicePce::device_bytes(pce)
     }
 
-    /// The A and B scalars gathered for streamed queries ([`KeyPlan::host_scratch`]), and the
-    /// aux values expanded from packed columns when L streams.
+    /// The A and B scalars gathered for streamed queries ([`KeyPlan::host_scratch`]). A
+    /// streamed L's aux expanded from packed columns needs nothing more: the partition is
+    /// still charged what its synthesis held ([`Columns::capacity`]), which covers it.
     fn host_scratch(&self, pk: &ProvingKey, pce: &Pce) -> u64 {
-        let plan = self.plan(pk, DevicePce::device_bytes(pce));
-        let expanded = if plan.streamed()[1] {
-            (pce.num_aux * std::mem::size_of::<Fr>()) as u64
-        } else {
-            0
-        };
-        plan.host_scratch() + expanded
+        self.plan(pk, DevicePce::device_bytes(pce)).host_scratch()
     }
 }
 
@@ -502,7 +497,8 @@ impl ResidentKey {
             self.gather(columns.num_inputs(), |i| columns.get(i), &circuit.density);
             clock.lap("gathers");
         }
-        // A streamed L takes every aux value from the host.
+        // A streamed L takes every aux value from the host (packed columns expand within the
+        // partition's charge: `host_scratch`).
         let aux = match self.l {
             Query::Streamed { .. } => columns.aux(),
             _ => Cow::Borrowed(&[][..]),

@@ -56,12 +56,13 @@ impl Columns {
     /// goes back to [`memory::recycle`] for the next synthesis), else keeps both as they are.
     pub fn new(input: Vec<Fr>, aux: Vec<Fr>) -> Self {
         let classes = Classes::of(&input, &aux);
-        if classes.others() * PACK_WHEN_ONE_IN > input.len() + aux.len() {
+        let (starts, others) = Packed::index(&classes);
+        if others * PACK_WHEN_ONE_IN > input.len() + aux.len() {
             return Columns::full(input, aux);
         }
         let (num_inputs, num_aux) = (input.len(), aux.len());
         let capacity = input.capacity() + aux.capacity();
-        let packed = Packed::new(classes, &input, &aux);
+        let packed = Packed::new(classes, starts, others, &input, &aux);
         memory::recycle(aux);
         Columns {
             num_inputs,
@@ -140,13 +141,18 @@ impl Columns {
 }
 
 impl Packed {
-    fn new(classes: Classes, input: &[Fr], aux: &[Fr]) -> Self {
+    /// Per word, the index of its first other value; and how many others there are.
+    fn index(classes: &Classes) -> (Vec<u32>, usize) {
         let mut starts = Vec::with_capacity(classes.words());
         let mut total = 0usize;
         for k in 0..classes.words() {
             starts.push(u32::try_from(total).expect("at most 2^32 columns"));
-            total += classes.others_in(k);
+            total += classes.others_mask(k).count_ones() as usize;
         }
+        (starts, total)
+    }
+
+    fn new(classes: Classes, starts: Vec<u32>, total: usize, input: &[Fr], aux: &[Fr]) -> Self {
         let value = |i: usize| match i.checked_sub(input.len()) {
             None => &input[i],
             Some(j) => &aux[j],

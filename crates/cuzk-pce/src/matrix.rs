@@ -153,15 +153,6 @@ impl Classes {
         !(self.zero[k] | self.one[k]) & valid
     }
 
-    pub(crate) fn others_in(&self, k: usize) -> usize {
-        self.others_mask(k).count_ones() as usize
-    }
-
-    /// Number of values that are neither 0 nor 1.
-    pub(crate) fn others(&self) -> usize {
-        (0..self.words()).map(|k| self.others_in(k)).sum()
-    }
-
     #[inline]
     fn bit(words: &[u64], i: usize) -> bool {
         words[i / 64] >> (i % 64) & 1 == 1

@@ -31,7 +31,8 @@ pub fn fixture(path: &str) -> PathBuf {
 
 /// A fixed circuit's 2 KiB partition on every GPU: a fresh key, then the CPU reference proof
 /// (which must verify) against `prove` (witness from the host) and `prove_assigned` (columns,
-/// packed and in full, PCE on the device): the same bytes, with the key resident and streamed in 64 MiB chunks.
+/// packed and in full, PCE on the device): the same bytes, with the key resident and streamed
+/// in 64 MiB chunks.
 #[allow(dead_code)] // each test binary compiles this module; not all of them use this
 pub fn gpu_proofs_equal_the_cpu_reference<S>(
     shape: &S,
