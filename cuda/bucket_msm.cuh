@@ -666,14 +666,14 @@ void expand(affine_h* table, size_t n, uint32_t copies, uint32_t c)
 }
 
 // Σ s_i·P_i over n points with scalars in device memory (Montgomery form when `mont`), on
-// streams 0 and 1 of `streams`. `points` is a plain base (c = 0 picks the window by size) or a
+// streams 0 and 1 of `gpu`. `points` is a plain base (c = 0 picks the window by size) or a
 // table (its copies and c). n < 2^31 and copies·max(n, stride) < 2^31.
 //
 // Stream 1 sorts pass p + 1 while stream 0 accumulates and weighs pass p: the sort is memory-
 // and atomic-bound and fits in the registers accumulate leaves free. Two sorted lists and
 // offset tables alternate between passes; events order their reuse.
 template<class bucket_t, class point_t, class affine_h>
-void run(const lanes_t& streams, point_t& out, const affine_h* points, const table_t& table,
+void run(const gpu_t& gpu, point_t& out, const affine_h* points, const table_t& table,
          const fr_t* s, size_t n, bool mont, times_t* times)
 {
     typedef typename bucket_t::mem_t bucket_h;
@@ -689,8 +689,8 @@ void run(const lanes_t& streams, point_t& out, const affine_h* points, const tab
     const uint32_t per_pass = (uint32_t)std::min<size_t>(copies, g.wins);
     const uint32_t passes = (g.wins + per_pass - 1) / per_pass;
     const uint32_t entries = (uint32_t)(per_pass * n), stride = (uint32_t)table.stride;
-    const stream_t& st = streams[0]; // accumulate, carries, weighing
-    const stream_t& ss = streams[1]; // sorting, a pass ahead
+    const stream_t& st = gpu[0]; // accumulate, carries, weighing
+    const stream_t& ss = gpu[1]; // sorting, a pass ahead
     const uint32_t degree = bucket_t::degree, threads = BUCKET_MSM_THREADS;
     const uint32_t acc_threads = BUCKET_MSM_ACC_THREADS, weigh_threads = BUCKET_MSM_WEIGH_THREADS;
     // Segments of at least AFFINE_MIN_LEN entries are summed by batch-affine additions
@@ -699,7 +699,7 @@ void run(const lanes_t& streams, point_t& out, const affine_h* points, const tab
     // product per entry) stays within n scalars' size: 4 GiB at 2^27. Shorter segments
     // (tables, small MSMs) go to XYZZ additions (accumulate), in two waves of blocks per SM.
     bool affine = false;
-    uint32_t lanes = 0, chunks = 1, segs = streams.sm_count() * 2 * acc_threads / degree;
+    uint32_t lanes = 0, chunks = 1, segs = gpu.sm_count() * 2 * acc_threads / degree;
     size_t len = 0;
     {
         int per_sm = 0;
@@ -707,7 +707,7 @@ void run(const lanes_t& streams, point_t& out, const affine_h* points, const tab
             accumulate_affine<bucket_t, affine_h, field_t, field_h>,
             BUCKET_MSM_AFFINE_THREADS, 0));
         const uint32_t wave =
-            streams.sm_count() * std::max(per_sm, 1) * BUCKET_MSM_AFFINE_THREADS / degree;
+            gpu.sm_count() * std::max(per_sm, 1) * BUCKET_MSM_AFFINE_THREADS / degree;
         const size_t budget = std::max(n * sizeof(fr_t), AFFINE_MIN_SCRATCH);
         const size_t need = (size_t)entries * (sizeof(affine_h) + sizeof(field_h) / 2);
         const uint32_t k = (uint32_t)std::max<size_t>(1, (need + budget - 1) / budget);
@@ -717,9 +717,9 @@ void run(const lanes_t& streams, point_t& out, const affine_h* points, const tab
             lanes = wave, chunks = k, segs = k * wave, len = l;
     }
     // Weighting ranges per pass: one wave of two weigh blocks per SM.
-    const uint32_t per = std::max(1u, nb / (streams.sm_count() * 2 * weigh_threads / degree));
+    const uint32_t per = std::max(1u, nb / (gpu.sm_count() * 2 * weigh_threads / degree));
     const uint32_t ranges = (nb + per - 1) / per;
-    const uint32_t grid = streams.sm_count() * 8;
+    const uint32_t grid = gpu.sm_count() * 8;
     auto blocks = [&](size_t work, uint32_t block) {
         return (uint32_t)((work * degree + block - 1) / block);
     };

@@ -36,7 +36,6 @@ typedef fr_t scalar_t;
 
 #include <msm/pippenger.cuh>
 #include <ntt/ntt.cuh>
-#include "lanes.cuh"
 #include "fixed_base.cuh"
 #include "bucket_msm.cuh"
 
@@ -477,19 +476,19 @@ static void upload(const gpu_t& gpu, void* dst, const void* src, size_t bytes)
 // if there is one.
 template<class T>
 class step_clock_t {
-    lanes_t lanes;
+    const gpu_t& gpu;
     T* times;
     std::chrono::steady_clock::time_point t0;
 public:
-    step_clock_t(const lanes_t& lanes, T* times)
-    : lanes(lanes), times(times), t0(std::chrono::steady_clock::now())
+    step_clock_t(const gpu_t& gpu, T* times)
+    : gpu(gpu), times(times), t0(std::chrono::steady_clock::now())
     {   if (times) *times = T{};   }
 
-    // Waits for the lanes' streams and charges the time since the last lap to `step`.
+    // Waits for streams 0..2 and charges the time since the last lap to `step`.
     void lap(double T::* step)
     {
         if (!times) return;
-        lanes.sync();
+        for (int i = 0; i < 3; i++) gpu[i].sync();
         auto t1 = std::chrono::steady_clock::now();
         times->*step = std::chrono::duration<double, std::milli>(t1 - t0).count();
         t0 = t1;
@@ -546,15 +545,15 @@ class base_t {
 
     // Σ s_i·P_i over `len` points at `p`, every scalar through one Pippenger (see choose);
     // `tab` is the table at `p`, if any; `msm` the sppark state to use, made for `len` points
-    // when null. Our engines run on `lanes`; sppark's on the GPU's own streams (lanes.cuh).
-    RustError full(const lanes_t& lanes, point_t& out, affine_h* p, const fr_t* s, size_t len,
-                   int32_t engine, pippenger_t* msm, const bucket_msm::table_t* tab,
+    // when null.
+    RustError full(point_t& out, affine_h* p, const fr_t* s, size_t len, int32_t engine,
+                   pippenger_t* msm, const bucket_msm::table_t* tab,
                    uint32_t window_bits = 0, bucket_msm::times_t* times = nullptr)
     {
         engine = choose(len, engine, tab != nullptr);
         if (engine != CUZK_MSM_SPPARK) {
             gpu.select();
-            bucket_msm::run<bucket_t>(lanes, out, p,
+            bucket_msm::run<bucket_t>(gpu, out, p,
                                       engine == CUZK_MSM_TABLE
                                           ? *tab : bucket_msm::table_t::plain(window_bits),
                                       s, len, true, times);
@@ -607,13 +606,12 @@ public:
 
     // Σ s_i·P_i over the first `len` points, scalars (Montgomery form) in device memory, every
     // scalar through Pippenger (`engine`, see by_buckets): for random scalars (the quotient's).
-    // `lanes` as in `full`.
-    RustError dense(const lanes_t& lanes, point_t& out, const fr_t* s, size_t len,
+    RustError dense(point_t& out, const fr_t* s, size_t len,
                     int32_t engine = CUZK_MSM_AUTO, uint32_t window_bits = 0,
                     bucket_msm::times_t* times = nullptr)
     {
-        return full(lanes, out, &points[0], s, len, engine, &pippenger,
-                    tabled() ? &table : nullptr, window_bits, times);
+        return full(out, &points[0], s, len, engine, &pippenger, tabled() ? &table : nullptr,
+                    window_bits, times);
     }
 
     // `dense` by one engine with the scalars uploaded from the host once and the MSM run
@@ -629,7 +627,7 @@ public:
         upload(gpu, &d[0], h, len * sizeof(fr_t));
         for (uint32_t k = 0; k < runs; k++) {
             auto t0 = std::chrono::steady_clock::now();
-            RustError e = dense(lanes_t::of(gpu), out, &d[0], len, engine, window_bits, steps);
+            RustError e = dense(out, &d[0], len, engine, window_bits, steps);
             gpu[0].sync();
             if (e.code != cudaSuccess) return e;
             ms[k] = std::chrono::duration<double, std::milli>(
@@ -645,9 +643,8 @@ public:
                      step_clock_t<cuzk_split_times>* clock = nullptr)
     {
         if (len == 0) { out.inf(); return RustError{cudaSuccess}; }
-        const lanes_t lanes = lanes_t::of(gpu);
         if (len >= ((size_t)1 << 32) - 1024)
-            return dense(lanes, out, s, len);
+            return dense(out, s, len);
         // Whole 1024-bit blocks: batch addition reads the bitmap a warp's 32 words at a time.
         size_t words = (len + 1023) / 1024 * 32;
         const stream_t& st = gpu[0];
@@ -664,7 +661,7 @@ public:
         // Past a quarter the split saves less and its tail buffers (128-224 bytes per scalar)
         // would outgrow the per-proof scratch the engine plans for.
         if ((size_t)others * 4 > len)
-            return dense(lanes, out, s, len);
+            return dense(out, s, len);
 
         // The ones: per-warp partial sums, added up here.
         std::vector<bucket_t> partial(gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ);
@@ -688,8 +685,7 @@ public:
                 &ts[0], &tp[0], &counter[0], s, &points[0], len);
             CUDA_OK(cudaGetLastError());
             st.sync();
-            RustError e = full(lanes, tail, &tp[0], &ts[0], others, CUZK_MSM_AUTO, nullptr,
-                                 nullptr);
+            RustError e = full(tail, &tp[0], &ts[0], others, CUZK_MSM_AUTO, nullptr, nullptr);
             if (e.code != cudaSuccess)
                 return e;
         }
@@ -875,56 +871,56 @@ static void to_coset(stream_t& s, fr_t* d, uint32_t lg)
 } // extern "C"
 
 
-// h = (a·b − c)/Z in coefficient form on the device, on `lanes`. `fill(d, size)` writes a,
-// b, c into the three zero-padded 2^lg buffers d[0..3) on lanes 0, 1, 2; `h_out`, `h_msm` and
+// h = (a·b − c)/Z in coefficient form on the device. `fill(d, size)` writes a, b, c into the
+// three zero-padded 2^lg buffers d[0..3) on streams 0, 1, 2 of `gpu`; `h_out`, `h_msm` and
 // `msm_out` are as cuzk_quotient describes.
 template<class F>
-static cuzk_status quotient_with(const lanes_t& lanes, uint32_t lg, const fr_t* z_inv,
-                                 fr_t* h_out, msm_g1_t* h_msm, size_t h_len, point_t* msm_out,
+static cuzk_status quotient_with(const gpu_t* gpu, uint32_t lg, const fr_t* z_inv, fr_t* h_out,
+                                 msm_g1_t* h_msm, size_t h_len, point_t* msm_out,
                                  cuzk_quotient_times* times, F fill)
 {
     size_t size = (size_t)1 << lg;
     if (h_len > size)
         return status_of(CUZK_BAD_ARGUMENT, "H query longer than the domain");
-    step_clock_t<cuzk_quotient_times> clock{lanes, times};
-    const int grid = lanes.sm_count() * 4;
-    dev_ptr_t<fr_t> d_a{size, lanes[0]};
+    step_clock_t<cuzk_quotient_times> clock{*gpu, times};
+    dev_ptr_t<fr_t> d_a{size, (*gpu)[0]};
     {
-        dev_ptr_t<fr_t> d_b{size, lanes[1]}, d_c{size, lanes[2]};
+        dev_ptr_t<fr_t> d_b{size, (*gpu)[1]}, d_c{size, (*gpu)[2]};
         fr_t* d[3] = {&d_a[0], &d_b[0], &d_c[0]};
         fill(d, size);
         clock.lap(&cuzk_quotient_times::abc);
         // c enters linearly and Z is constant on the coset, so c needs no coset transform:
         // h = (icoset(â·b̂) − coefficients(c))/Z, six NTTs instead of seven.
-        to_coset(lanes[0], d[0], lg);
-        to_coset(lanes[1], d[1], lg);
+        to_coset((*gpu)[0], d[0], lg);
+        to_coset((*gpu)[1], d[1], lg);
         if (lg > 0)
-            NTT::Base_dev_ptr(lanes[2], d[2], lg, NTT::InputOutputOrder::NN,
+            NTT::Base_dev_ptr((*gpu)[2], d[2], lg, NTT::InputOutputOrder::NN,
                               NTT::Direction::inverse, NTT::Type::standard);
-        lanes[1].sync();
+        (*gpu)[1].sync();
         clock.lap(&cuzk_quotient_times::coset);
-        cuzk_mul<<<grid, 256, 0, lanes[0]>>>(&d_a[0], &d_b[0], size);
+        cuzk_mul<<<gpu->sm_count() * 4, 256, 0, (*gpu)[0]>>>(&d_a[0], &d_b[0], size);
         CUDA_OK(cudaGetLastError());
         clock.lap(&cuzk_quotient_times::combine);
         if (lg > 0)
-            NTT::Base_dev_ptr(lanes[0], &d_a[0], lg, NTT::InputOutputOrder::NN,
+            NTT::Base_dev_ptr((*gpu)[0], &d_a[0], lg, NTT::InputOutputOrder::NN,
                               NTT::Direction::inverse, NTT::Type::coset);
-        lanes[2].sync();
-        cuzk_sub_scale<<<grid, 256, 0, lanes[0]>>>(&d_a[0], &d_c[0], *z_inv, size);
+        (*gpu)[2].sync();
+        cuzk_sub_scale<<<gpu->sm_count() * 4, 256, 0, (*gpu)[0]>>>(&d_a[0], &d_c[0], *z_inv,
+                                                                  size);
         CUDA_OK(cudaGetLastError());
-        lanes[0].sync();
+        (*gpu)[0].sync();
         clock.lap(&cuzk_quotient_times::coefficients);
     }
     if (h_out) {
-        lanes[0].DtoH(h_out, &d_a[0], size);
-        lanes[0].sync();
+        (*gpu)[0].DtoH(h_out, &d_a[0], size);
+        (*gpu)[0].sync();
     }
     if (h_msm) {
         if (h_len == 0) {
             msm_out->inf();
             return ok();
         }
-        RustError e = h_msm->dense(lanes, *msm_out, &d_a[0], h_len);
+        RustError e = h_msm->dense(*msm_out, &d_a[0], h_len);
         clock.lap(&cuzk_quotient_times::msm);
         return from_rust(e);
     }
@@ -946,7 +942,7 @@ cuzk_status cuzk_quotient(int ordinal, const fr_t* a, const fr_t* b, const fr_t*
         if (n > ((size_t)1 << lg))
             return status_of(CUZK_BAD_ARGUMENT, "witness longer than the domain");
         const fr_t* host[3] = {a, b, c};
-        return quotient_with(lanes_t::of(*gpu), lg, z_inv, h_out, h_msm, h_len, msm_out, times,
+        return quotient_with(gpu, lg, z_inv, h_out, h_msm, h_len, msm_out, times,
                              [&](fr_t* d[3], size_t size) {
             for (int i = 0; i < 3; i++) {
                 upload(*gpu, d[i], host[i], n * sizeof(fr_t));
@@ -1014,22 +1010,6 @@ struct dev_matrix_t {
         CUDA_OK(cudaGetLastError());
     }
 };
-
-// The second lanes of GPU `gpu` (lanes.cuh), made on first use and kept for the process as
-// sppark keeps its streams (the driver keeps device memory for every stream it has had): a
-// proof's quotient and H MSM run on them beside its witness MSMs.
-static lanes_t second_lanes(const gpu_t& gpu)
-{
-    static std::mutex lock;
-    static own_lanes_t* made[64];
-    if ((size_t)gpu.id() >= 64)
-        throw std::runtime_error("GPU ordinal beyond the lanes table");
-    std::lock_guard<std::mutex> turn(lock);
-    gpu.select();
-    if (!made[gpu.id()])
-        made[gpu.id()] = new own_lanes_t(gpu);
-    return made[gpu.id()]->on(gpu);
-}
 
 // A circuit's PCE resident on one GPU: the three matrices, the A and B gathers over
 // w = input ‖ aux, and a device buffer for w.
@@ -1139,9 +1119,7 @@ cuzk_status cuzk_pce_products(cuzk_pce_t* pce, fr_t* a, fr_t* b, fr_t* c)
 }
 
 // cuzk_quotient for the uploaded witness: a, b, c are the matrices' products, with the
-// `input · 0 = 0` rows (a gets the inputs, b and c zeros) after the constraints. Runs on the
-// GPU's second lanes: the witness MSMs (cuzk_pce_msm_*) may run at the same time on another
-// thread, on the GPU's own streams; both only read the witness.
+// `input · 0 = 0` rows (a gets the inputs, b and c zeros) after the constraints.
 cuzk_status cuzk_pce_quotient(cuzk_pce_t* pce, uint32_t lg, const fr_t* z_inv, fr_t* h_out,
                               msm_g1_t* h_msm, size_t h_len, point_t* msm_out,
                               cuzk_quotient_times* times)
@@ -1153,19 +1131,18 @@ cuzk_status cuzk_pce_quotient(cuzk_pce_t* pce, uint32_t lg, const fr_t* z_inv, f
         if (n > ((size_t)1 << lg))
             return status_of(CUZK_BAD_ARGUMENT, "circuit larger than the domain");
         const dev_matrix_t* m[3] = {&pce->a, &pce->b, &pce->c};
-        const lanes_t lanes = second_lanes(gpu);
-        return quotient_with(lanes, lg, z_inv, h_out, h_msm, h_len, msm_out, times,
+        return quotient_with(&gpu, lg, z_inv, h_out, h_msm, h_len, msm_out, times,
                              [&](fr_t* d[3], size_t size) {
             size_t rows = pce->rows();
             for (int i = 0; i < 3; i++) {
-                m[i]->apply(gpu, lanes[i], d[i], &pce->w[0]);
+                m[i]->apply(gpu, gpu[i], d[i], &pce->w[0]);
                 if (i == 0)
                     CUDA_OK(cudaMemcpyAsync(d[0] + rows, &pce->w[0],
                                             pce->num_inputs * sizeof(fr_t),
-                                            cudaMemcpyDeviceToDevice, lanes[0]));
+                                            cudaMemcpyDeviceToDevice, gpu[0]));
                 else
-                    lanes[i].bzero(d[i] + rows, pce->num_inputs);
-                if (n < size) lanes[i].bzero(d[i] + n, size - n);
+                    gpu[i].bzero(d[i] + rows, pce->num_inputs);
+                if (n < size) gpu[i].bzero(d[i] + n, size - n);
             }
         });
     });
@@ -1184,7 +1161,7 @@ static cuzk_status pce_msm(cuzk_pce_t* pce, M* msm, int32_t which, P* out,
     return guarded([&] {
         const gpu_t& gpu = pce->gpu;
         gpu.select();
-        step_clock_t<cuzk_split_times> clock{lanes_t::of(gpu), times};
+        step_clock_t<cuzk_split_times> clock{gpu, times};
         if (which != CUZK_PCE_L && which != CUZK_PCE_A && which != CUZK_PCE_B)
             return status_of(CUZK_BAD_ARGUMENT, "unknown PCE scalar set");
         size_t n = which == CUZK_PCE_L ? pce->num_aux

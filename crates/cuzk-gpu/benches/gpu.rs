@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use cuzk_gpu::msm::{msm, prefer, streamed_msm, Curve, DeviceBase, Engine, Table, G1, G2};
-use cuzk_gpu::{domain, Device, DeviceMemory, GpuBackend};
+use cuzk_gpu::{domain, Device, GpuBackend};
 use cuzk_groth16::assignment::{Densities, Witness};
 use cuzk_groth16::backend::{Backend, Randomness};
 use cuzk_groth16::conformance::{random_g1, random_g2, tile, tiled_key};
@@ -518,9 +518,6 @@ fn partition_32gib() -> (ProvingKey, [Witness; 1], [Randomness; 1]) {
     (pk, [w], rs)
 }
 
-/// An 80 GB H100's memory as `cudaMemGetInfo` reports it.
-const H100_BYTES: u64 = 85_520_809_984;
-
 fn bench_partition_32gib(backend: &GpuBackend) {
     let (pk, w, rs) = partition_32gib();
     let t = Instant::now();
@@ -620,20 +617,6 @@ fn bench_pce_32gib(n: usize) {
         });
     }
     drop(backend);
-    // The packed columns again, with no room for the witness MSMs beside the quotient (an
-    // H100's memory): they then follow it, as full columns' do.
-    let apart = GpuBackend::with_memory(0, Some(DeviceMemory::of_device(H100_BYTES))).unwrap();
-    assert_eq!(
-        apart.prove_assigned(&pk, &pce, &packed, &rs[0]).unwrap(),
-        first
-    );
-    by_engine(
-        "pce32g: prove_assigned, packed columns, witness MSMs after the quotient",
-        || {
-            apart.prove_assigned(&pk, &pce, &packed, &rs[0]).unwrap();
-        },
-    );
-    drop(apart);
     let columns = packed;
 
     let gpus = Device::all().unwrap();

@@ -16,7 +16,7 @@ use cuzk_groth16::backend::{
 };
 use cuzk_groth16::domain::{Coefficients, Domain};
 use cuzk_groth16::params::ProvingKey;
-use cuzk_groth16::{Fr, G1Affine, G1Projective, G2Projective, Proof, ProverError};
+use cuzk_groth16::{Fr, G1Affine, G1Projective, Proof, ProverError};
 use cuzk_pce::{Columns, Pce, PceBackend};
 use group::Group;
 
@@ -279,13 +279,6 @@ struct ResidentKey {
     id: KeyId,
     plan: KeyPlan,
     h: Query<G1>,
-    witness: WitnessQueries,
-}
-
-/// The queries whose scalars are the witness (L, A, B), apart from H so that a proof can sum
-/// them on one thread while another computes the quotient and H's sum.
-#[derive(Debug)]
-struct WitnessQueries {
     l: Query<G1>,
     a: Query<G1>,
     b_g1: Query<G1>,
@@ -297,9 +290,6 @@ struct WitnessQueries {
     a_scalars: Vec<Fr>,
     b_scalars: Vec<Fr>,
 }
-
-/// The witness MSMs' sums: L, A, B in G1, B in G2.
-type WitnessSums = (G1Projective, G1Projective, G1Projective, G2Projective);
 
 /// One query of a key on the device.
 #[derive(Debug)]
@@ -355,7 +345,7 @@ impl<C: Curve> Query<C> {
     fn pce_msm(
         &mut self,
         device: &Device,
-        pce: &DevicePce,
+        pce: &mut DevicePce,
         which: Scalars,
         points: &[C::Affine],
         host: &[Fr],
@@ -386,8 +376,8 @@ fn stream_h(
 
 impl ResidentKey {
     fn drop_scratch(&mut self) {
-        self.witness.a_scalars = Vec::new();
-        self.witness.b_scalars = Vec::new();
+        self.a_scalars = Vec::new();
+        self.b_scalars = Vec::new();
     }
 
     fn upload(
@@ -403,15 +393,13 @@ impl ResidentKey {
         let key = ResidentKey {
             id,
             h: Query::place(device, pk.h()?, s[0], h, chunk)?,
-            witness: WitnessQueries {
-                l: Query::place(device, pk.l()?, s[1], l, chunk)?,
-                a: Query::place(device, pk.a()?, s[2], a, chunk)?,
-                b_g1: Query::place(device, pk.b_g1()?, s[3], b_g1, chunk)?,
-                b_g2: Query::place(device, pk.b_g2()?, s[4], b_g2, chunk)?,
-                a_scalars: Vec::new(),
-                b_scalars: Vec::new(),
-            },
+            l: Query::place(device, pk.l()?, s[1], l, chunk)?,
+            a: Query::place(device, pk.a()?, s[2], a, chunk)?,
+            b_g1: Query::place(device, pk.b_g1()?, s[3], b_g1, chunk)?,
+            b_g2: Query::place(device, pk.b_g2()?, s[4], b_g2, chunk)?,
             plan,
+            a_scalars: Vec::new(),
+            b_scalars: Vec::new(),
         };
         let resident_bytes = key.plan.footprint().resident;
         tracing::debug!(
@@ -430,6 +418,18 @@ impl ResidentKey {
             );
         }
         Ok(key)
+    }
+
+    /// Fills the A and B scalars from `input ‖ aux` (value `i` is `value(i)`, the first
+    /// `num_inputs` the inputs) as the densities select them.
+    fn gather(&mut self, num_inputs: usize, value: impl Fn(usize) -> Fr + Sync, d: &Densities) {
+        let aux = |j| value(num_inputs + j);
+        self.a_scalars.clear();
+        self.a_scalars.extend((0..num_inputs).map(&value));
+        d.a_aux.select_with(aux, &mut self.a_scalars);
+        self.b_scalars.clear();
+        d.b_input.select_with(&value, &mut self.b_scalars);
+        d.b_aux.select_with(aux, &mut self.b_scalars);
     }
 
     fn prove(
@@ -454,16 +454,15 @@ impl ResidentKey {
             None => w.input[i],
             Some(j) => w.aux[j],
         };
-        let q = &mut self.witness;
-        q.gather(ni, value, &w.density);
+        self.gather(ni, value, &w.density);
         clock.lap("gathers");
-        let l = q.l.msm(device, pk.l()?, &w.aux)?;
+        let l = self.l.msm(device, pk.l()?, &w.aux)?;
         clock.lap("L");
-        let a = q.a.msm(device, pk.a()?, &q.a_scalars)?;
+        let a = self.a.msm(device, pk.a()?, &self.a_scalars)?;
         clock.lap("A");
-        let b1 = q.b_g1.msm(device, pk.b_g1()?, &q.b_scalars)?;
+        let b1 = self.b_g1.msm(device, pk.b_g1()?, &self.b_scalars)?;
         clock.lap("B G1");
-        let b2 = q.b_g2.msm(device, pk.b_g2()?, &q.b_scalars)?;
+        let b2 = self.b_g2.msm(device, pk.b_g2()?, &self.b_scalars)?;
         clock.lap("B G2");
         let proof = assemble(pk, rs, h + l, a, b1, b2);
         clock.lap("assemble");
@@ -471,10 +470,7 @@ impl ResidentKey {
     }
 
     /// [`Self::prove`] with a, b, c and the resident queries' scalars in device memory: only
-    /// `input ‖ aux` goes up (and the streamed queries' points, with their scalars). Where the
-    /// plan allows and the witness is mostly bits (packed columns), the witness MSMs run on
-    /// this thread while another computes the quotient and H's sum on the circuit's own
-    /// streams: they are then small, latency-bound Pippengers that leave the GPU mostly idle.
+    /// `input ‖ aux` goes up (and the streamed queries' points, with their scalars).
     #[allow(clippy::too_many_arguments)] // the call's key, circuit (host and device) and witness
     fn prove_assigned(
         &mut self,
@@ -488,78 +484,16 @@ impl ResidentKey {
         let mut clock = Stages::start();
         pce.load(columns)?;
         clock.lap("witness upload");
-        let pce = &*pce;
-        let streamed = self.plan.streamed();
-        let (h, (l, a, b1, b2)) = if self.plan.overlaps() && columns.is_packed() {
-            let (h, witness) = (&mut self.h, &mut self.witness);
-            std::thread::scope(|s| {
-                let quotient = s.spawn(|| {
-                    let mut clock = Stages::start();
-                    let h = quotient_h(h, device, pk, pce);
-                    clock.lap("mat-vec + quotient + H, beside the witness MSMs");
-                    h
-                });
-                let sums = witness.assigned_msms(device, pk, circuit, pce, columns, streamed);
-                clock.lap("witness MSMs, beside the quotient");
-                let h = quotient
-                    .join()
-                    .unwrap_or_else(|p| std::panic::resume_unwind(p));
-                Ok::<_, ProverError>((h?, sums?))
-            })?
-        } else {
-            let h = quotient_h(&mut self.h, device, pk, pce)?;
-            clock.lap("mat-vec + quotient + H");
-            let sums = (self.witness).assigned_msms(device, pk, circuit, pce, columns, streamed)?;
-            clock.lap("witness MSMs");
-            (h, sums)
+        let h = match &mut self.h {
+            Query::Empty => Group::identity(),
+            Query::Resident(base) => pce.quotient_msm(base)?,
+            Query::Streamed { chunk } => {
+                let (domain, h) = pce.quotient()?;
+                stream_h(device, pk.h()?, *chunk, &domain, &h)?
+            }
         };
-        Ok(assemble(pk, rs, h + l, a, b1, b2))
-    }
-}
-
-/// H's sum over the quotient of `pce`'s loaded witness.
-fn quotient_h(
-    h: &mut Query<G1>,
-    device: &Device,
-    pk: &ProvingKey,
-    pce: &DevicePce,
-) -> Result<G1Projective, ProverError> {
-    Ok(match h {
-        Query::Empty => Group::identity(),
-        Query::Resident(base) => pce.quotient_msm(base)?,
-        Query::Streamed { chunk } => {
-            let (domain, h) = pce.quotient()?;
-            stream_h(device, pk.h()?, *chunk, &domain, &h)?
-        }
-    })
-}
-
-impl WitnessQueries {
-    /// Fills the A and B scalars from `input ‖ aux` (value `i` is `value(i)`, the first
-    /// `num_inputs` the inputs) as the densities select them.
-    fn gather(&mut self, num_inputs: usize, value: impl Fn(usize) -> Fr + Sync, d: &Densities) {
-        let aux = |j| value(num_inputs + j);
-        self.a_scalars.clear();
-        self.a_scalars.extend((0..num_inputs).map(&value));
-        d.a_aux.select_with(aux, &mut self.a_scalars);
-        self.b_scalars.clear();
-        d.b_input.select_with(&value, &mut self.b_scalars);
-        d.b_aux.select_with(aux, &mut self.b_scalars);
-    }
-
-    /// The L, A and B sums over `pce`'s loaded witness (`columns`); queries the key's plan
-    /// `streamed` take their scalars from the host.
-    fn assigned_msms(
-        &mut self,
-        device: &Device,
-        pk: &ProvingKey,
-        circuit: &Pce,
-        pce: &DevicePce,
-        columns: &Columns,
-        streamed: [bool; 5],
-    ) -> Result<WitnessSums, ProverError> {
-        let mut clock = Stages::start();
-        if streamed[2..].contains(&true) {
+        clock.lap("mat-vec + quotient + H");
+        if self.plan.streamed()[2..].contains(&true) {
             self.gather(columns.num_inputs(), |i| columns.get(i), &circuit.density);
             clock.lap("gathers");
         }
@@ -577,6 +511,6 @@ impl WitnessQueries {
         clock.lap("B G1");
         let b2 = (self.b_g2).pce_msm(device, pce, Scalars::B, pk.b_g2()?, &self.b_scalars)?;
         clock.lap("B G2");
-        Ok((l, a, b1, b2))
+        Ok(assemble(pk, rs, h + l, a, b1, b2))
     }
 }

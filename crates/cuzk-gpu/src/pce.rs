@@ -91,9 +91,8 @@ struct Lengths {
     b: usize,
 }
 
-/// A [`Pce`] in one GPU's memory, with room for one witness. Loading a witness takes
-/// `&mut self`; what reads it takes `&self`, so that the quotient (on the GPU's second set of
-/// streams) and the witness MSMs (on its first) can run on two threads at once.
+/// A [`Pce`] in one GPU's memory, with room for one witness. Like [`DeviceBase`], one call at
+/// a time (`&mut self`).
 #[derive(Debug)]
 pub struct DevicePce {
     raw: NonNull<c_void>,
@@ -105,12 +104,8 @@ pub struct DevicePce {
     loaded: bool,
 }
 
-// SAFETY: the handle is only written through `&mut self` (`load`) or dropped. The `&self`
-// calls only read the uploaded witness and matrices and allocate their own device buffers;
-// the quotient runs on the GPU's second set of streams and the MSMs on its first, and stream
-// order keeps each set's work apart (cuda/lanes.cuh), so they may run concurrently.
+// SAFETY: the handle is only used through `&mut self` (or dropped), so never concurrently.
 unsafe impl Send for DevicePce {}
-unsafe impl Sync for DevicePce {}
 
 /// Positions in `input ‖ aux` of the A and B scalars, as [`cuzk_groth16::density`] selects them.
 fn gathers(pce: &Pce) -> Result<(Vec<u32>, Vec<u32>), GpuError> {
@@ -218,7 +213,7 @@ impl DevicePce {
 
     /// `A·w`, `B·w`, `C·w` of the loaded witness, one value per constraint, copied back (what
     /// [`Pce::product`] computes on the host).
-    pub fn products(&self) -> Result<[Vec<Fr>; 3], GpuError> {
+    pub fn products(&mut self) -> Result<[Vec<Fr>; 3], GpuError> {
         self.loaded()?;
         let mut out = [(); 3].map(|_| vec![Fr::ZERO; self.rows]);
         let [a, b, c] = &mut out;
@@ -240,7 +235,7 @@ impl DevicePce {
     }
 
     /// The quotient's coefficients, copied back (as [`crate::domain::quotient`] gives them).
-    pub fn quotient(&self) -> Result<(Domain, Coefficients), ProverError> {
+    pub fn quotient(&mut self) -> Result<(Domain, Coefficients), ProverError> {
         self.loaded()?;
         let (domain, z_inv) = self.domain()?;
         let mut h = vec![Fr::ZERO; domain.size()];
@@ -264,7 +259,7 @@ impl DevicePce {
     }
 
     /// `Σ h_i · H_i` for the loaded witness, everything in device memory.
-    pub fn quotient_msm(&self, base: &mut DeviceBase<G1>) -> Result<G1Projective, ProverError> {
+    pub fn quotient_msm(&mut self, base: &mut DeviceBase<G1>) -> Result<G1Projective, ProverError> {
         self.loaded()?;
         let (domain, z_inv) = self.domain()?;
         let h_len = check_h(base.len(), &domain)?;
@@ -289,7 +284,7 @@ impl DevicePce {
 
     /// `base`'s MSM over scalar set `which` of the loaded witness.
     pub fn msm<C: Curve>(
-        &self,
+        &mut self,
         base: &mut DeviceBase<C>,
         which: Scalars,
     ) -> Result<C::Projective, GpuError> {

@@ -23,16 +23,8 @@ pub(crate) const MSM_BUCKETS: u64 = 384 << 20;
 /// showed 12.0 GiB per 32 GiB proof, against 12.0 GiB for a, b and c plus this. Our bucket
 /// MSM's 6.0 GiB at 2^27 points (2.0 of digits and buckets, 4.0 of batch-affine sums), and its
 /// 4.7 GiB for a 32 GiB WindowPoSt's B G2, fit inside the a, b, c allowance: the H MSM runs
-/// after b and c are freed, and the witness MSMs, when not beside the quotient
-/// ([`WITNESS_SCRATCH`]), after a too.
+/// after b and c are freed, the witness MSMs after a too.
 pub(crate) const MSM_SCRATCH: u64 = 512 << 20;
-
-/// Device bytes per point of the longest witness query that a proof charges when its witness
-/// MSMs run beside the quotient and the H MSM instead of after them: a gather of the scalars
-/// (32), then either the split's compacted tail (at most a quarter of the scalars with their
-/// points, 56 for G2) and its Pippenger, or one Pippenger over them all (our bucket MSM's
-/// scratch: 46 measured at 2^27 in G1, 51 for a 32 GiB WindowPoSt's B G2).
-pub(crate) const WITNESS_SCRATCH: u64 = 128;
 
 /// The largest query that gets a [`Table`]. Measured on the H200 (PERFORMANCE.md, "Tables of
 /// multiples"): a table MSM is 2.0-3.6x sppark's up to 2^19 points and 1.5x at 2^20, where a
@@ -87,8 +79,8 @@ impl DeviceMemory {
 /// Bytes of one affine G2 point, the largest element a chunk must hold.
 const G2_POINT: u64 = std::mem::size_of::<cuzk_groth16::G2Affine>() as u64;
 
-/// Which of a key's queries (h, l, a, b G1, b G2) stay resident, which stream, which get
-/// tables, and whether a proof's witness MSMs run beside its quotient.
+/// Which of a key's queries (h, l, a, b G1, b G2) stay resident, which stream, and which get
+/// tables.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct KeyPlan {
     lengths: [usize; 5],
@@ -96,25 +88,19 @@ pub(crate) struct KeyPlan {
     streamed: [bool; 5],
     tables: TablePlan,
     chunk: u64,
-    /// A proof from a resident circuit runs the L, A and B MSMs on another thread while the
-    /// quotient and the H MSM run on their own streams: a 32 GiB PoRep's witness MSMs are small,
-    /// latency-bound Pippengers that leave most of the GPU idle. Charged [`WITNESS_SCRATCH`].
-    overlap: bool,
 }
 
 impl KeyPlan {
-    /// The plan for a key of `lengths` beside `beside` resident bytes (a circuit's matrices,
-    /// when proofs come from columns): the whole key with its tables when it fits; else the
-    /// resident subset of the most bytes that fits with one streamed chunk per proof; else
-    /// everything streamed (whose footprint then says it does not fit, and the engine places
-    /// the work elsewhere). Proofs beside a circuit overlap their MSMs only when that still
-    /// keeps the most bytes resident, and nothing streams.
+    /// The plan for a key of `lengths` beside `beside` resident bytes: the whole key with its
+    /// tables when it fits; else the resident subset of the most bytes that fits with one
+    /// streamed chunk per proof; else everything streamed (whose footprint then says it does
+    /// not fit, and the engine places the work elsewhere).
     pub(crate) fn new(lengths: [usize; 5], memory: DeviceMemory, beside: u64) -> Self {
         let room = memory
             .usable
             .saturating_sub(beside.saturating_add(memory.headroom()));
         let table_budget = memory.usable / 8;
-        let plan = |kept: u8, budget: u64, overlap: bool| {
+        let plan = |kept: u8, budget: u64| {
             let streamed = std::array::from_fn(|q| lengths[q] > 0 && kept & (1 << q) == 0);
             let resident = std::array::from_fn(|q| if streamed[q] { 0 } else { lengths[q] });
             KeyPlan {
@@ -122,31 +108,17 @@ impl KeyPlan {
                 streamed,
                 tables: TablePlan::new(resident, budget),
                 chunk: memory.chunk,
-                overlap,
             }
         };
-        let overlaps = if beside > 0 {
-            &[false, true][..]
-        } else {
-            &[false]
-        };
         (0..32u8)
-            .flat_map(|kept| {
-                (overlaps.iter())
-                    .flat_map(move |&o| [plan(kept, table_budget, o), plan(kept, 0, o)])
-            })
-            .filter(|p| !(p.overlap && p.streamed.contains(&true)))
+            .flat_map(|kept| [plan(kept, table_budget), plan(kept, 0)])
             .filter(|p| p.footprint().call(1) <= room)
-            .max_by_key(|p| (p.resident_points_bytes(), p.tables.bytes(), p.overlap))
-            .unwrap_or_else(|| plan(0, 0, false))
+            .max_by_key(|p| (p.resident_points_bytes(), p.tables.bytes()))
+            .unwrap_or_else(|| plan(0, 0))
     }
 
     pub(crate) fn streamed(&self) -> [bool; 5] {
         self.streamed
-    }
-
-    pub(crate) fn overlaps(&self) -> bool {
-        self.overlap
     }
 
     pub(crate) fn tables(&self) -> [Option<Table>; 5] {
@@ -180,9 +152,8 @@ impl KeyPlan {
     }
 
     /// sppark's layout ([`Footprint::of_queries`]) for the resident queries, with
-    /// [`MSM_BUCKETS`] each, and per proof [`MSM_SCRATCH`], the largest table MSM's scratch,
-    /// when any query streams one chunk and its buckets, and when the MSMs overlap
-    /// [`WITNESS_SCRATCH`] a point of the longest witness query.
+    /// [`MSM_BUCKETS`] each, and per proof [`MSM_SCRATCH`], the largest table MSM's scratch
+    /// and, when any query streams, one chunk and its buckets.
     pub(crate) fn footprint(&self) -> Footprint {
         let whole = Footprint::of_queries(self.lengths, MSM_BUCKETS, MSM_SCRATCH);
         let resident = Footprint::of_queries(self.kept(), MSM_BUCKETS, 0).resident;
@@ -191,13 +162,9 @@ impl KeyPlan {
         } else {
             0
         };
-        let beside_quotient = match self.overlap {
-            true => WITNESS_SCRATCH * self.lengths[1..].iter().max().copied().unwrap_or(0) as u64,
-            false => 0,
-        };
         Footprint {
             resident: resident + self.tables.bytes(),
-            per_proof: whole.per_proof + self.tables.scratch() + stream + beside_quotient,
+            per_proof: whole.per_proof + self.tables.scratch() + stream,
         }
     }
 }
@@ -357,30 +324,6 @@ mod tests {
     }
 
     #[test]
-    fn witness_msms_overlap_only_beside_a_circuit_with_room_for_both() {
-        // An H200 holds either 32 GiB key, its PCE and both MSMs' scratch at once.
-        for (lengths, pce) in [(POREP, POREP_PCE), (WINDOW, WINDOW_PCE)] {
-            let p = plan(H200, lengths, pce);
-            assert!(p.overlaps(), "{p:?}");
-            let apart = KeyPlan {
-                overlap: false,
-                ..p.clone()
-            };
-            let longest = lengths[1..].iter().max().copied().unwrap() as u64;
-            assert_eq!(
-                p.footprint().per_proof,
-                apart.footprint().per_proof + WITNESS_SCRATCH * longest
-            );
-        }
-        // An H100 keeps a PoRep key whole beside its PCE, but has no room for the overlap.
-        let p = plan(H100, POREP, POREP_PCE);
-        assert_eq!((p.streamed(), p.overlaps()), ([false; 5], false));
-        // A key that streams never overlaps, nor does a proof from a host witness.
-        assert!(!plan(H100, WINDOW, WINDOW_PCE).overlaps());
-        assert!(!plan(H200, POREP, 0).overlaps());
-    }
-
-    #[test]
     fn a_chunk_holds_a_g2_point() {
         assert!(DeviceMemory::new(GIB, 191).is_err());
         assert_eq!(DeviceMemory::new(GIB, 192).unwrap().chunk(), 192);
@@ -402,7 +345,6 @@ mod tests {
             let room = usable.saturating_sub(beside + memory.headroom());
             let fits = p.footprint().call(1) <= room;
             prop_assert!(fits || p.streamed().iter().zip(&lengths).all(|(&s, &n)| s == (n > 0)));
-            prop_assert!(!(p.overlaps() && p.streamed().contains(&true)));
             for ((&streamed, table), &n) in p.streamed().iter().zip(p.tables()).zip(&lengths) {
                 prop_assert!(!(streamed && table.is_some()));
                 prop_assert!(!(streamed && n == 0));

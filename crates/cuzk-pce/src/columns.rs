@@ -96,11 +96,6 @@ impl Columns {
         self.capacity
     }
 
-    /// Whether the values are kept packed: at most one in eight is neither 0 nor 1.
-    pub fn is_packed(&self) -> bool {
-        matches!(self.values, Stored::Packed(_))
-    }
-
     pub fn values(&self) -> Values<'_> {
         match &self.values {
             Stored::Full { input, aux } => Values::Full { input, aux },
