@@ -40,6 +40,24 @@ impl Shared {
         Ok(())
     }
 
+    /// Whether some device can prove `kind` under `pk` (from columns of `pce`'s circuit when
+    /// set); if none can, why each one cannot.
+    pub(crate) fn placement(
+        &self,
+        kind: &str,
+        pk: &ProvingKey,
+        pce: Option<&cuzk_pce::Pce>,
+    ) -> Result<(), String> {
+        let mut why = Vec::new();
+        for d in &self.devices {
+            match d.refusal(kind, pk, pce) {
+                None => return Ok(()),
+                Some(r) => why.push(d.explain(r)),
+            }
+        }
+        Err(why.join("; "))
+    }
+
     /// Frees budget by demoting idle hot circuits (least recently used first, never `keep`)
     /// until `need` bytes are free; false (and nothing demoted) if that cannot be reached.
     pub(crate) fn make_room(&self, st: &mut State, keep: &CircuitId, need: u64) -> bool {

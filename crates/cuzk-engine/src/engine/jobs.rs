@@ -5,7 +5,6 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use cuzk_groth16::params::ProvingKey;
 use cuzk_groth16::Proof;
 
 use super::{now_ms, JobEntry, Shared};
@@ -79,24 +78,6 @@ impl Shared {
                 Ok(job)
             }
         }
-    }
-
-    /// Whether some device can prove `kind` under `pk` (from columns of `pce`'s circuit when
-    /// set); if none can, why each one cannot.
-    pub(crate) fn placement(
-        &self,
-        kind: &str,
-        pk: &ProvingKey,
-        pce: Option<&cuzk_pce::Pce>,
-    ) -> Result<(), String> {
-        let mut why = Vec::new();
-        for d in &self.devices {
-            match d.refusal(kind, pk, pce) {
-                None => return Ok(()),
-                Some(r) => why.push(d.explain(r)),
-            }
-        }
-        Err(why.join("; "))
     }
 
     /// Puts a job found in the store back: finished ones for fetching, unfinished ones into
