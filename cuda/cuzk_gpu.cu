@@ -396,6 +396,18 @@ static const gpu_t* gpu_at(int ordinal)
     const gpu_t* var = gpu_at(ordinal);                                               \
     if (!var) return status_of(CUZK_BAD_ORDINAL, "no GPU with this ordinal")
 
+// Waits for the device's work, then hands the blocks its stream-ordered pool holds unused back
+// to the driver: before a plain cudaMalloc, which cannot take them (a backend's pool keeps
+// what each proof frees: cuzk_gpu_keep_pool), and before reading the free memory.
+static void settle_pool(const gpu_t& gpu)
+{
+    gpu.select();
+    cudaMemPool_t pool;
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu.cid()));
+    CUDA_OK(cudaMemPoolTrimTo(pool, 0));
+}
+
 // Host-to-device copies through two pinned staging buffers filled by several threads: the
 // driver's pageable path copies on one thread through small buffers.
 class staged_upload_t {
@@ -732,14 +744,26 @@ cuzk_status cuzk_gpu_info(int ordinal, char name[256], int* sm, size_t* free_byt
         snprintf(name, 256, "%s", gpu->props().name);
         *sm = gpu->props().major * 10 + gpu->props().minor;
         gpu->select();
-        if (settle) {
-            cudaMemPool_t pool;
-            CUDA_OK(cudaDeviceSynchronize());
-            CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu->cid()));
-            CUDA_OK(cudaMemPoolTrimTo(pool, 0));
-        }
+        if (settle) settle_pool(*gpu);
         cudaError_t e = cudaMemGetInfo(free_bytes, total_bytes);
         return e == cudaSuccess ? ok() : from_cuda(e);
+    });
+}
+
+// Whether the device's stream-ordered pool keeps the blocks a proof frees (release threshold
+// at the maximum), so the next proof does not map them again, or hands them back to the
+// driver at every synchronisation (0, CUDA's default); handing back also trims it now.
+cuzk_status cuzk_gpu_keep_pool(int ordinal, int keep)
+{
+    return guarded([&] {
+        CUZK_GPU(gpu, ordinal);
+        gpu->select();
+        cudaMemPool_t pool;
+        CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu->cid()));
+        uint64_t threshold = keep ? UINT64_MAX : 0;
+        CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+        if (!keep) settle_pool(*gpu);
+        return ok();
     });
 }
 
@@ -759,6 +783,7 @@ cuzk_status cuzk_msm_##G##_new(int ordinal, const affine_type* points, size_t n,
                 || (size_t)copies * n >= ((size_t)1 << 31)))                              \
             return status_of(CUZK_BAD_ARGUMENT, "table does not fit its window or size"); \
         CUZK_GPU(gpu, ordinal);                                                           \
+        settle_pool(*gpu); /* the points go in by cudaMalloc */                           \
         *out = new msm_type(*gpu, points, n, table_bits, copies);                         \
         return ok();                                                                      \
     });                                                                                   \
@@ -1054,6 +1079,7 @@ cuzk_status cuzk_pce_new(int ordinal, const cuzk_matrix_host m[3], size_t num_in
                 || x.row_starts[x.rows] != x.nnz || x.marks[x.nmarks - 1] != x.nescapes)
                 return status_of(CUZK_BAD_ARGUMENT, "matrix sections do not fit together");
         }
+        settle_pool(*gpu); // the matrices go in by cudaMalloc
         *out = new cuzk_pce_t(*gpu, m, num_inputs, num_aux, a_idx, a_len, b_idx, b_len);
         return ok();
     });

@@ -23,7 +23,7 @@
 //! ones, 1/5 random aux values). MSM cost does not depend on which points are used, but these
 //! proofs prove nothing.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use cuzk_gpu::msm::{msm, prefer, streamed_msm, Curve, DeviceBase, Engine, Table, G1, G2};
@@ -616,6 +616,42 @@ fn bench_pce_32gib(n: usize) {
             backend.prove_assigned(&pk, &pce, columns, &rs[0]).unwrap();
         });
     }
+    // The allocator pool kept between proofs (the backend's setting) against handed back at
+    // every synchronisation (CUDA's default), alternating.
+    for round in 0..2 {
+        for keep in [true, false] {
+            backend.device().keep_pool(keep).unwrap();
+            let times: Vec<Duration> = (0..3)
+                .map(|_| {
+                    let t = Instant::now();
+                    backend.prove_assigned(&pk, &pce, &packed, &rs[0]).unwrap();
+                    t.elapsed()
+                })
+                .collect();
+            let how = if keep { "kept" } else { "handed back" };
+            println!("pce32g: pool {how}, round {round}: {times:.2?}");
+        }
+    }
+    backend.device().keep_pool(true).unwrap();
+    // The same call while the host does what a daemon's CPU workers do beside it: the next
+    // partitions' native witness and packed columns, over and over on every core.
+    let busy = AtomicBool::new(true);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while busy.load(Ordering::Relaxed) {
+                let (input, aux) = circuit.native_witness().unwrap();
+                drop(Columns::new(input, aux));
+            }
+        });
+        let t = median(
+            || {
+                backend.prove_assigned(&pk, &pce, &packed, &rs[0]).unwrap();
+            },
+            5,
+        );
+        busy.store(false, Ordering::Relaxed);
+        println!("pce32g: prove_assigned beside witness generation on every core: median {t:.2?}");
+    });
     drop(backend);
     let columns = packed;
 

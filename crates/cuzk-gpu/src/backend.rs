@@ -45,6 +45,8 @@ struct Resident {
     /// reused, so pointer identity names the circuit, without keeping the host matrices alive
     /// after the engine drops them.
     circuits: Lru<(Weak<Pce>, DevicePce)>,
+    /// The key whose calls left their scratch in the device's allocator pool.
+    pool_key: Option<KeyId>,
 }
 
 impl GpuBackend {
@@ -57,6 +59,7 @@ impl GpuBackend {
     /// [`DeviceMemory::of_device`] of the card's).
     pub fn with_memory(ordinal: usize, memory: Option<DeviceMemory>) -> Result<Self, GpuError> {
         let device = Device::open(ordinal)?;
+        device.keep_pool(true)?;
         let memory =
             memory.unwrap_or_else(|| DeviceMemory::of_device(device.total_memory() as u64));
         Ok(GpuBackend {
@@ -101,13 +104,21 @@ impl GpuBackend {
         pce: Option<&Arc<Pce>>,
     ) -> Result<(&'a mut ResidentKey, Option<&'a mut DevicePce>), ProverError> {
         r.calls += 1;
+        let id = KeyId::of(pk);
+        // The pool keeps what the last key's calls freed, in its circuit's sizes. Another
+        // circuit's scratch might not fit beside blocks of the wrong sizes, so they go back
+        // first (a key switch costs one proof's mapping, 40 ms at 32 GiB).
+        if r.pool_key.as_ref() != Some(&id) {
+            self.device.free_memory()?;
+            r.pool_key = Some(id.clone());
+        }
         let Resident {
             calls: now,
             keys,
             circuits,
+            ..
         } = r;
         let now = *now;
-        let id = KeyId::of(pk);
         let plan = self.plan(pk, pce.map_or(0, |p| DevicePce::device_bytes(p)));
         // A copy placed beside another circuit may hold more than fits beside this one.
         keys.retain(|k| k.id != id || k.plan == plan);

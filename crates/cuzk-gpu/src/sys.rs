@@ -123,6 +123,7 @@ pub(crate) mod ffi {
             total: *mut usize,
             settle: i32,
         ) -> Status;
+        pub(crate) fn cuzk_gpu_keep_pool(ordinal: i32, keep: i32) -> Status;
         pub(crate) fn cuzk_msm_g1_new(
             ordinal: i32,
             points: *const G1Affine,
