@@ -10,7 +10,8 @@
 //! `CUZK_GPU_BENCH_MIN_LOG` leaves out msm-engines' sizes below it.
 //! `CUZK_GPU_BENCH_PARTITIONS` sets the partition count of the multi-GPU runs in multi32g and
 //! pce32g (default 4). pce32g extracts the real 32 GiB PCE (about a minute, 15 GB of host
-//! memory) and proves a synthetic partition's native witness;
+//! memory) and proves a synthetic partition's native witness (also with the allocator pool
+//! handed back at every synchronisation, and beside witness generation on every core);
 //! `CUZK_GPU_BENCH_HOST=0` leaves out its host-path comparison. wpost32g and winning32g do
 //! the same for one 32 GiB WindowPoSt partition (2349 sectors) and a 32 GiB WinningPoSt: the
 //! real circuit's PCE, a random well-formed vanilla set (sparse trees, every check passes),
