@@ -396,15 +396,22 @@ static const gpu_t* gpu_at(int ordinal)
     const gpu_t* var = gpu_at(ordinal);                                               \
     if (!var) return status_of(CUZK_BAD_ORDINAL, "no GPU with this ordinal")
 
+// The stream-ordered allocator pool of `gpu`, made the current device.
+static cudaMemPool_t default_pool(const gpu_t& gpu)
+{
+    gpu.select();
+    cudaMemPool_t pool;
+    CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu.cid()));
+    return pool;
+}
+
 // Waits for the device's work, then hands the blocks its stream-ordered pool holds unused back
 // to the driver: before a plain cudaMalloc, which cannot take them (a backend's pool keeps
 // what each proof frees: cuzk_gpu_keep_pool), and before reading the free memory.
 static void settle_pool(const gpu_t& gpu)
 {
-    gpu.select();
-    cudaMemPool_t pool;
+    cudaMemPool_t pool = default_pool(gpu);
     CUDA_OK(cudaDeviceSynchronize());
-    CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu.cid()));
     CUDA_OK(cudaMemPoolTrimTo(pool, 0));
 }
 
@@ -757,11 +764,9 @@ cuzk_status cuzk_gpu_keep_pool(int ordinal, int keep)
 {
     return guarded([&] {
         CUZK_GPU(gpu, ordinal);
-        gpu->select();
-        cudaMemPool_t pool;
-        CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu->cid()));
         uint64_t threshold = keep ? UINT64_MAX : 0;
-        CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+        CUDA_OK(cudaMemPoolSetAttribute(default_pool(*gpu), cudaMemPoolAttrReleaseThreshold,
+                                        &threshold));
         if (!keep) settle_pool(*gpu);
         return ok();
     });
