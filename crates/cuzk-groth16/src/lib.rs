@@ -13,7 +13,7 @@ pub mod curve;
 pub mod density;
 pub mod domain;
 mod error;
-mod fr;
+pub mod fr;
 pub mod generator;
 mod limbs;
 pub mod memory;

@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use cuzk_groth16::fr::zero_one_masks;
 use cuzk_groth16::Fr;
 use ff::Field;
 use rayon::prelude::*;
@@ -102,27 +103,19 @@ pub(crate) struct Classes {
 impl Classes {
     pub(crate) fn of(input: &[Fr], aux: &[Fr]) -> Self {
         let n = input.len() + aux.len();
-        let words = n.div_ceil(64);
-        let value = |i: usize| {
-            if i < input.len() {
-                &input[i]
-            } else {
-                &aux[i - input.len()]
-            }
-        };
-        let (zero, one) = (0..words)
+        let ni = input.len();
+        let (zero, one) = (0..n.div_ceil(64))
             .into_par_iter()
             .map(|w| {
-                let (mut z, mut o) = (0u64, 0u64);
-                for b in 0..64.min(n - w * 64) {
-                    let v = value(w * 64 + b);
-                    if bool::from(v.is_zero()) {
-                        z |= 1 << b;
-                    } else if *v == Fr::ONE {
-                        o |= 1 << b;
-                    }
-                }
-                (z, o)
+                // Word w's values: the end of `input`, then the start of `aux` (only one word
+                // straddles the two).
+                let (lo, hi) = (w * 64, (w * 64 + 64).min(n));
+                let head = &input[lo.min(ni)..hi.min(ni)];
+                let tail = &aux[lo.max(ni) - ni..hi.max(ni) - ni];
+                let (hz, ho) = zero_one_masks(head);
+                let (tz, to) = zero_one_masks(tail);
+                let shift = |m: u64| m.checked_shl(head.len() as u32).unwrap_or(0);
+                (hz | shift(tz), ho | shift(to))
             })
             .unzip();
         Classes { zero, one, len: n }
